@@ -1,0 +1,10 @@
+"""On-target acceptance suite: `pytest pytests --target USER@HOST --board PROFILE`.
+
+The plugin lives in the npu_accept package; running from a checkout works without installing it.
+"""
+import sys
+from pathlib import Path
+
+_SRC = Path(__file__).resolve().parent.parent / "src"
+if _SRC.is_dir() and str(_SRC) not in sys.path:
+    sys.path.insert(0, str(_SRC))
