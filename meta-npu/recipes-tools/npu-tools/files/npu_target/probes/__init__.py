@@ -1,0 +1,78 @@
+"""The probe interface of npu-info.
+
+A family probe is a module `npu_target.probes.<module>` exposing two functions:
+
+    def detect(ctx: ProbeContext) -> bool          # is this family's NPU on this board?
+    def probe(ctx: ProbeContext) -> FamilyFacts    # driver/runtime/daemon/delegate/memory/load facts
+
+`probe` never raises for a missing fact: it leaves the field None and appends one sentence to
+`FamilyFacts.errors`. Probes are looked up by family name, so a module that is not installed
+gives one clear sentence instead of an ImportError.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from .common import ProbeContext
+
+# Detection order matters: the open Rocket driver and the vendor RKNPU driver are both Rockchip.
+FAMILY_MODULES = {
+    "neutron": "neutron",
+    "rknpu": "rknpu",
+    "rocket": "rocket",
+    "cvitek-tpu": "cvitek",
+}
+
+
+@dataclass
+class FamilyFacts:
+    """The family-specific sections of the npu-info/1 JSON (see docs/npu-run.md)."""
+
+    driver: dict[str, Any] | None = None
+    runtime: dict[str, Any] | None = None
+    daemon: dict[str, Any] | None = None
+    delegate: dict[str, Any] | None = None
+    memory: dict[str, Any] | None = None
+    load: str | None = None
+    chip_id: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def load_probe(family: str) -> ModuleType | None:
+    """The probe module of `family`, or None if it is not installed."""
+    module_name = FAMILY_MODULES.get(family)
+    if module_name is None:
+        return None
+    try:
+        return importlib.import_module(f"{__name__}.{module_name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{module_name}":
+            raise
+        return None
+
+
+def detect_family(ctx: ProbeContext, errors: list[str]) -> str:
+    """The first family whose probe detects its NPU, else "none"."""
+    for family, module_name in FAMILY_MODULES.items():
+        module = load_probe(family)
+        if module is None:
+            errors.append(f"probe for family '{family}' is not installed "
+                          f"(npu_target/probes/{module_name}.py missing); its NPU cannot be detected.")
+            continue
+        if module.detect(ctx):
+            return family
+    return "none"
+
+
+def probe_family(ctx: ProbeContext, family: str) -> FamilyFacts:
+    module = load_probe(family)
+    if module is None:
+        return FamilyFacts(errors=[f"no probe is installed for family '{family}'; reinstall npu-tools."])
+    facts = module.probe(ctx)
+    if not isinstance(facts, FamilyFacts):
+        return FamilyFacts(errors=[f"probe for family '{family}' returned no facts; reinstall npu-tools."])
+    return facts
