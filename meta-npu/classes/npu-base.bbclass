@@ -1,0 +1,82 @@
+# npu-base.bbclass: the configuration-wide part of meta-npu, inherited from conf/layer.conf
+# (INHERIT += "npu-base").
+#
+# It must not change any task signature of a build that does not ask for the NPU integration:
+# it only defines variables that no task of another layer references, an event handler (event
+# handlers are not part of task signatures) and an anonymous function that does nothing unless
+# NPU_ENABLED is "1" (MACHINE_FEATURES or DISTRO_FEATURES contain "npu").
+#
+# 1. NPU_FAMILY: which NPU stack the machine has; checked once the configuration is parsed.
+# 2. The recipes the build manifest names per family (NPU_*_RECIPE flags) and, when the
+#    integration is on, the pkgdata export of their full SRCREV and version (see
+#    npu-manifest.bbclass for how the image reads it back).
+# 3. The NXP EULA guard: a build of an i.MX machine with the NPU integration stops before any
+#    task runs unless ACCEPT_FSL_EULA = "1" was set explicitly by the user.
+
+NPU_FAMILIES = "neutron rknpu rocket cvitek-tpu none"
+
+NPU_FAMILY_DEFAULT ?= "none"
+# i.MX95 with NXP's BSP kernel (linux-imx carries drivers/staging/neutron); meta-freescale's
+# imx-base.inc adds mx95-nxp-bsp to MACHINEOVERRIDES when IMX_DEFAULT_BSP = "nxp", which
+# imx95-evk.inc sets (meta-freescale walnascar 0e1c23ee).
+NPU_FAMILY_DEFAULT:mx95-nxp-bsp ?= "neutron"
+NPU_FAMILY ??= "${NPU_FAMILY_DEFAULT}"
+
+# Recipes behind each role of the build manifest, one flag per family. The kernel is always
+# PREFERRED_PROVIDER_virtual/kernel. Empty means the family has no such part.
+# Neutron: the driver is built into linux-imx (CONFIG_NEUTRON=y), so the driver recipe is the
+# kernel; NPU_DRIVER_VERSION is the driver's MODULE_VERSION, what it reports at run time in
+# /sys/module/neutron/version (design.md, "Build manifest").
+NPU_DRIVER_RECIPE[neutron] = "${PREFERRED_PROVIDER_virtual/kernel}"
+NPU_DRIVER_VERSION[neutron] = "1.0"
+NPU_RUNTIME_RECIPE[neutron] = "neutron"
+NPU_DELEGATE_RECIPE[neutron] = "tensorflow-lite-neutron-delegate"
+NPU_DAEMON_RECIPE[neutron] = ""
+
+def npu_role_recipe(role, d):
+    """The recipe that plays ROLE (driver, runtime, delegate, daemon) for NPU_FAMILY."""
+    return d.getVarFlag('NPU_%s_RECIPE' % role.upper(), d.getVar('NPU_FAMILY')) or ''
+
+def npu_manifest_recipes(d):
+    """Every recipe whose version and SRCREV the build manifest records."""
+    names = [d.getVar('PREFERRED_PROVIDER_virtual/kernel') or '']
+    names += [npu_role_recipe(r, d) for r in ('driver', 'runtime', 'delegate', 'daemon')]
+    return sorted({n for n in names if n})
+
+def npu_primary_srcrev(d):
+    """Full SRCREV of the first git source in SRC_URI, or '' when the recipe has none."""
+    for uri in (d.getVar('SRC_URI') or '').split():
+        scheme = uri.split('://', 1)[0]
+        if scheme not in ('git', 'gitsm'):
+            continue
+        params = dict(p.split('=', 1) for p in uri.split(';')[1:] if '=' in p)
+        name = params.get('name', 'default')
+        rev = d.getVar('SRCREV_%s' % name) if name != 'default' else None
+        rev = rev or d.getVar('SRCREV') or ''
+        return rev if len(rev) == 40 else ''
+    return ''
+
+# What the manifest calls the version: the kernel's upstream version for a kernel, else PV.
+NPU_SRCREV = "${@npu_primary_srcrev(d)}"
+NPU_VERSION = "${@d.getVar('LINUX_VERSION') or d.getVar('PV')}"
+
+python __anonymous() {
+    if d.getVar('NPU_ENABLED') != '1':
+        return
+    if d.getVar('PN') not in npu_manifest_recipes(d):
+        return
+    # emit_pkgdata writes every PKGDATA_VARS variable into pkgdata/runtime/<pkg>, where the
+    # image's npu-manifest.bbclass reads it with oe.packagedata.read_subpkgdata_dict().
+    d.appendVar('PKGDATA_VARS', ' NPU_SRCREV NPU_VERSION')
+    d.appendVarFlag('do_package', 'vardeps', ' NPU_SRCREV NPU_VERSION')
+}
+
+python npu_config_check() {
+    family = e.data.getVar('NPU_FAMILY')
+    known = e.data.getVar('NPU_FAMILIES').split()
+    if family not in known:
+        bb.fatal('NPU_FAMILY = "%s" is not a known NPU family: set NPU_FAMILY to one of %s.'
+                 % (family, ', '.join(known)))
+}
+addhandler npu_config_check
+npu_config_check[eventmask] = "bb.event.ConfigParsed"

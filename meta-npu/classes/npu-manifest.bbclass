@@ -1,0 +1,100 @@
+# npu-manifest.bbclass: writes the build manifest of an NPU image.
+#
+# Path on the target: /usr/share/meta-npu/build-manifest.json (NPU_MANIFEST_PATH), schema
+# "npu-build-manifest/1" as docs/design.md ("Build manifest") defines it. The acceptance suite
+# (npu-info) reads it on the board and compares the board against it.
+#
+# When: at image time, as a ROOTFS_POSTPROCESS_COMMAND of do_rootfs.
+#
+# How each fact is obtained (do_rootfs runs in the image's datastore, which holds none of the
+# other recipes' variables, so those come from pkgdata, the only per-recipe record BitBake
+# hands to the rootfs step):
+# - npu_family, machine, distro, image: NPU_FAMILY, MACHINE, DISTRO, PN of the image.
+# - kernel/driver/runtime/delegate/daemon recipe names: PREFERRED_PROVIDER_virtual/kernel and
+#   the per-family NPU_*_RECIPE flags of npu-base.bbclass.
+# - their version and SRCREV: npu-base.bbclass adds NPU_VERSION and NPU_SRCREV to PKGDATA_VARS
+#   of exactly those recipes (only with the NPU integration on), so do_package writes them to
+#   ${PKGDATA_DIR}/runtime/<package>; here oe.packagedata.read_subpkgdata_dict() reads them
+#   back. do_rootfs depends on their do_packagedata. A recipe without a git source has no
+#   SRCREV: the manifest says null.
+# - driver.version: for a driver built into the kernel, the version the driver itself reports
+#   at run time (NPU_DRIVER_VERSION flag), so the suite compares like with like.
+# - models: every regular file under ${IMAGE_ROOTFS}${NPU_MODELS_DIR}, with its sha256,
+#   hashed from the rootfs itself.
+
+NPU_MANIFEST_PATH ?= "${datadir}/meta-npu/build-manifest.json"
+NPU_MODELS_DIR ?= "${datadir}/npu-models"
+
+def npu_manifest_packagedata_deps(d):
+    return ' '.join('%s:do_packagedata' % r for r in npu_manifest_recipes(d))
+
+do_rootfs[depends] += "${@npu_manifest_packagedata_deps(d)}"
+do_rootfs[vardeps] += "NPU_FAMILY NPU_MANIFEST_PATH NPU_MODELS_DIR"
+
+def npu_recipe_record(pn, d, version=None):
+    """{"recipe", "version", "srcrev"} of PN as its pkgdata records it, or None without PN."""
+    import oe.packagedata
+    if not pn:
+        return None
+    if not oe.packagedata.has_pkgdata(pn, d):
+        bb.fatal('npu-manifest: %s has no pkgdata; the image must depend on %s:do_packagedata.'
+                 % (pn, pn))
+    facts = {}
+    for pkg in oe.packagedata.read_pkgdata(pn, d).get('PACKAGES', '').split():
+        facts = oe.packagedata.read_subpkgdata_dict(pkg, d)
+        if facts:
+            break
+    return {
+        'recipe': pn,
+        'version': version or facts.get('NPU_VERSION') or facts.get('PV'),
+        'srcrev': facts.get('NPU_SRCREV') or None,
+    }
+
+def npu_model_records(rootfs, models_dir):
+    import hashlib
+    import os
+    records = []
+    top = os.path.join(rootfs, models_dir.lstrip('/'))
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            digest = hashlib.sha256()
+            with open(path, 'rb') as f:
+                for block in iter(lambda: f.read(1 << 20), b''):
+                    digest.update(block)
+            records.append({'path': '/' + os.path.relpath(path, rootfs),
+                            'sha256': digest.hexdigest()})
+    return records
+
+python npu_write_manifest() {
+    import json
+    import os
+
+    family = d.getVar('NPU_FAMILY')
+    kernel = d.getVar('PREFERRED_PROVIDER_virtual/kernel')
+    driver_version = d.getVarFlag('NPU_DRIVER_VERSION', family) or None
+    manifest = {
+        'schema': 'npu-build-manifest/1',
+        'npu_family': family,
+        'machine': d.getVar('MACHINE'),
+        'distro': d.getVar('DISTRO'),
+        'image': d.getVar('PN'),
+        'kernel': npu_recipe_record(kernel, d),
+        'driver': npu_recipe_record(npu_role_recipe('driver', d), d, driver_version),
+        'runtime': npu_recipe_record(npu_role_recipe('runtime', d), d),
+        'delegate': npu_recipe_record(npu_role_recipe('delegate', d), d),
+        'daemon': npu_recipe_record(npu_role_recipe('daemon', d), d),
+        'models': npu_model_records(d.getVar('IMAGE_ROOTFS'), d.getVar('NPU_MODELS_DIR')),
+    }
+    path = os.path.join(d.getVar('IMAGE_ROOTFS'), d.getVar('NPU_MANIFEST_PATH').lstrip('/'))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write('\n')
+    bb.note('npu-manifest: wrote %s' % path)
+}
+
+ROOTFS_POSTPROCESS_COMMAND += "npu_write_manifest"

@@ -1,0 +1,47 @@
+SUMMARY = "On-target NPU tools npu-info and npu-run of the meta-npu acceptance suite"
+DESCRIPTION = "npu-info reports what the board's NPU stack is (driver, firmware, runtime, \
+delegate, memory pools, build manifest) as JSON; npu-run runs a model on a chosen backend \
+(TFLite CPU, TFLite delegate, RKNN, CVI) and reports outputs, delegation and latency as JSON."
+LICENSE = "MIT"
+LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda2f7b4f302"
+
+# The tool sources live in this layer (files/); the launchers find the npu_target package in
+# ${datadir}/npu-tools.
+SRC_URI = " \
+    file://npu-info \
+    file://npu-run \
+    file://npu_target \
+"
+
+S = "${UNPACKDIR}"
+
+inherit npu-family
+
+# The Python binding each family's backends import differs, so the package is per machine.
+PACKAGE_ARCH = "${MACHINE_ARCH}"
+
+do_configure[noexec] = "1"
+do_compile[noexec] = "1"
+
+do_install() {
+    install -d ${D}${bindir} ${D}${datadir}/npu-tools
+    install -m 0755 ${S}/npu-info ${S}/npu-run ${D}${bindir}/
+    cp -R --no-preserve=ownership ${S}/npu_target ${D}${datadir}/npu-tools/
+    find ${D}${datadir}/npu-tools -name __pycache__ -prune -exec rm -rf {} +
+}
+
+FILES:${PN} += "${datadir}/npu-tools"
+
+# Standard-library modules the tools import, split as oe-core's python3 manifest packages them.
+NPU_TOOLS_PYTHON_RDEPENDS = " \
+    python3-core \
+    python3-ctypes \
+    python3-json \
+    python3-numpy \
+"
+# The TFLite Python bindings: meta-freescale-ml's tensorflow-lite installs tflite_runtime into
+# its main package (FILES:${PN} += "${libdir}/python*").
+NPU_TOOLS_BINDINGS ?= ""
+NPU_TOOLS_BINDINGS:npu-neutron ?= "tensorflow-lite"
+
+RDEPENDS:${PN} = "${NPU_TOOLS_PYTHON_RDEPENDS} ${NPU_TOOLS_BINDINGS}"
