@@ -1,0 +1,5 @@
+"""Board twins for the host tests: see docs/design.md "Board twins" and harness.py."""
+
+from twins.harness import DeviceNode, Twin, TwinError, TwinFile, TwinProcess, TwinSpec, start_twin
+
+__all__ = ["DeviceNode", "Twin", "TwinError", "TwinFile", "TwinProcess", "TwinSpec", "start_twin"]
