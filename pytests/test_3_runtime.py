@@ -1,0 +1,6 @@
+"""Check 3 — NPU runtime and daemon present, running, versions matching; the delegate library present
+and loadable."""
+
+
+def test_runtime(judge):
+    judge("runtime")

@@ -1,0 +1,140 @@
+"""Check 1 — driver: present (device node, module), version read from the right place, at least
+the profile minimum, equal to the build manifest; for Neutron also the firmware running."""
+
+from __future__ import annotations
+
+from npu_accept.checks.base import CheckResult, failed, passed, same_version, skipped, version_at_least
+from npu_accept.facts import BoardFacts
+from npu_accept.profile import Profile
+
+CHECK = "driver"
+
+
+def check_driver(facts: BoardFacts, profile: Profile) -> CheckResult:
+    """Family-independent driver check over the npu-info facts."""
+    spec = profile.driver
+    if spec is None:
+        return skipped(CHECK, f"Profile {profile.name} expects no NPU driver.")
+    if facts.info is None:
+        return failed(CHECK, f"npu-info could not run on the board: {facts.info_error}", "tools")
+    driver = facts.info_section("driver")
+    name = driver.get("name") or spec.name
+    devices = set(driver.get("devices") or [])
+    if not driver.get("module_loaded") and not devices:
+        return failed(
+            CHECK,
+            f"The {spec.name} NPU driver is not present: no device node and no loaded module; "
+            f"enable it in the kernel ({_kernel_hint(profile)}) and boot that kernel.",
+            "driver-missing",
+        )
+    missing = [d for d in spec.devices if d not in devices]
+    if missing:
+        return failed(
+            CHECK,
+            f"Device node {missing[0]} of the {spec.name} driver is missing; check that the "
+            "driver probed (dmesg) and the device-tree node is enabled.",
+            "driver-missing",
+        )
+    version = driver.get("version")
+    source = driver.get("version_source") or "the driver"
+    if not version:
+        return failed(
+            CHECK,
+            f"The {name} driver version could not be read ({_first_error(facts)}); "
+            "the kernel must expose the driver version.",
+            "driver-version",
+        )
+    if spec.min_version:
+        at_least = version_at_least(str(version), spec.min_version)
+        if at_least is False:
+            return failed(
+                CHECK,
+                f"The {name} driver version {version} (from {source}) is older than the "
+                f"profile minimum {spec.min_version}; update the kernel to one with a newer driver.",
+                "driver-old",
+                version=version,
+            )
+        if at_least is None:
+            return failed(
+                CHECK,
+                f"The {name} driver version '{version}' (from {source}) is not a version "
+                "number; the driver reports an unexpected string.",
+                "driver-version",
+            )
+    firmware = driver.get("firmware") or {}
+    if spec.firmware:
+        if not firmware.get("present"):
+            return failed(
+                CHECK,
+                f"NPU firmware {spec.firmware} is missing from /lib/firmware; install the "
+                "firmware package of the NPU runtime.",
+                "firmware",
+            )
+        if firmware.get("state") not in (None, "running"):
+            return failed(
+                CHECK,
+                f"NPU firmware {spec.firmware} is not running (remoteproc state "
+                f"'{firmware.get('state')}'); check dmesg for the remoteproc boot error.",
+                "firmware",
+            )
+    if spec.match_manifest:
+        manifest = (facts.info or {}).get("manifest")
+        if not isinstance(manifest, dict):
+            return failed(
+                CHECK,
+                "The build manifest /usr/share/meta-npu/build-manifest.json is missing on the "
+                "board; build the image with meta-npu's npu-image so the suite can compare "
+                "against it.",
+                "manifest",
+            )
+        if manifest.get("npu_family") not in (None, profile.family):
+            return failed(
+                CHECK,
+                f"The build manifest says NPU family {manifest.get('npu_family')} but profile "
+                f"{profile.name} is for {profile.family}; flash the image built for this board.",
+                "manifest",
+            )
+        built = (manifest.get("driver") or {}).get("version")
+        if not built:
+            return failed(
+                CHECK,
+                "The build manifest records no driver version; rebuild the image with "
+                "meta-npu's npu-manifest class.",
+                "manifest",
+            )
+        if not same_version(str(built), str(version)):
+            return failed(
+                CHECK,
+                f"The running {name} driver is version {version} but the build manifest "
+                f"records {built}; the board runs a kernel other than the image built — reflash it.",
+                "manifest",
+                version=version,
+                manifest_version=built,
+            )
+    return passed(
+        CHECK,
+        f"{name} driver {version} (from {source}) is loaded"
+        + (f" with {', '.join(sorted(devices))}" if devices else "")
+        + (", firmware running" if spec.firmware else "")
+        + (", as in the build manifest" if spec.match_manifest else "")
+        + ".",
+        version=version,
+        source=source,
+    )
+
+
+def _kernel_hint(profile: Profile) -> str:
+    return {
+        "neutron": "CONFIG_NEUTRON and CONFIG_IMX_NEUTRON_REMOTEPROC",
+        "rknpu": "CONFIG_ROCKCHIP_RKNPU",
+        "rocket": "CONFIG_DRM_ACCEL_ROCKET",
+        "cvitek-tpu": "the cvi-tpu kernel module",
+    }.get(profile.family, "the NPU driver")
+
+
+def _first_error(facts: BoardFacts) -> str:
+    errors = (facts.info or {}).get("errors") or []
+    return str(errors[0]).rstrip(".") if errors else "npu-info reported no version"
+
+
+IMPLEMENTS = {(CHECK, "*"): check_driver}

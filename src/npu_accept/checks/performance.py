@@ -1,0 +1,94 @@
+"""Check 7 — performance: p50/p99 latency over N runs after warm-up, NPU/CPU speedup at least the
+profile minimum, and with a baseline (written by an earlier run into --artifacts) no regression
+beyond the profile's tolerance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from npu_accept.checks.base import CheckResult, failed, passed, skipped
+from npu_accept.facts import BoardFacts, ModelFacts
+from npu_accept.profile import Profile
+
+CHECK = "performance"
+
+
+@dataclass(frozen=True)
+class Latency:
+    p50: float
+    p99: float
+    runs: int
+
+
+def latency(samples: list[float]) -> Latency | None:
+    """p50/p99 in ms of the measured runs (warm-up runs are not in npu-run's latency_ms)."""
+    if not samples:
+        return None
+    values = np.asarray(samples, dtype=np.float64)
+    return Latency(float(np.percentile(values, 50)), float(np.percentile(values, 99)), len(samples))
+
+
+def model_latencies(model: ModelFacts) -> tuple[Latency | None, Latency | None]:
+    """(accelerated, CPU reference) latencies of one model."""
+    npu = latency(model.npu.latencies_ms) if model.npu and model.npu.ok else None
+    cpu = latency(model.cpu.latencies_ms) if model.cpu and model.cpu.ok else None
+    return npu, cpu
+
+
+def check_performance(facts: BoardFacts, profile: Profile) -> CheckResult:
+    perf = profile.performance
+    said: list[str] = []
+    for model in facts.models:
+        name = model.spec.name
+        npu, cpu = model_latencies(model)
+        if npu is None:
+            return skipped(
+                CHECK,
+                f"Model {name} has no successful accelerated run to time "
+                "(the delegate check names the cause).",
+            )
+        if profile.has_npu:
+            if cpu is None:
+                return failed(
+                    CHECK,
+                    f"The CPU reference run of model {name} failed "
+                    f"({model.cpu.first_error() if model.cpu else 'not run'}), so no speedup can be "
+                    "measured; check the reference model path in the profile.",
+                    "cpu-reference",
+                )
+            speedup = cpu.p50 / npu.p50 if npu.p50 > 0 else float("inf")
+            if speedup < perf.min_speedup:
+                return failed(
+                    CHECK,
+                    f"Model {name} runs {speedup:.2f}x faster on the NPU than on the CPU "
+                    f"(p50 {npu.p50:.3f} ms vs {cpu.p50:.3f} ms), below the profile minimum "
+                    f"{perf.min_speedup:g}x: the NPU is not accelerating it.",
+                    "slow",
+                    speedup=speedup,
+                )
+            said.append(f"{name} p50 {npu.p50:.3f} ms / p99 {npu.p99:.3f} ms, {speedup:.2f}x the CPU")
+        else:
+            said.append(f"{name} p50 {npu.p50:.3f} ms / p99 {npu.p99:.3f} ms on the CPU")
+        if facts.baseline is not None:
+            before = (facts.baseline.get("models") or {}).get(name)
+            if before and before.get("p50_ms"):
+                limit = float(before["p50_ms"]) * (1 + perf.regression_tolerance)
+                if npu.p50 > limit:
+                    return failed(
+                        CHECK,
+                        f"Model {name} regressed: p50 {npu.p50:.3f} ms against the baseline's "
+                        f"{float(before['p50_ms']):.3f} ms, beyond the {perf.regression_tolerance:.0%} "
+                        "tolerance; find the change that slowed it.",
+                        "regression",
+                        p50=npu.p50,
+                        baseline_p50=float(before["p50_ms"]),
+                    )
+                said[-1] += f", within {perf.regression_tolerance:.0%} of the baseline"
+    if not said:
+        return skipped(CHECK, f"Profile {profile.name} lists no model to time.")
+    return passed(CHECK, "; ".join(said) + ".")
+
+
+IMPLEMENTS = {(CHECK, "*"): check_performance}

@@ -1,0 +1,94 @@
+"""Which function judges which check for which NPU family.
+
+Every module in the `npu_accept.checks` package may export
+`IMPLEMENTS = {(check, family): function}` — family "*" is the fallback for any family — and
+`COLLECTORS = {family: function}` for extra facts a family needs from the board (see
+`npu_accept.collect`).  The registry is read-only and built once by scanning the package, so a
+new family lands as a new module (e.g. `checks/rknpu.py`) without editing the existing ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from functools import cache
+from types import MappingProxyType
+from typing import Any
+
+from npu_accept.checks.base import CHECK_ORDER, CheckResult, failed
+from npu_accept.facts import BoardFacts
+from npu_accept.profile import Profile
+
+CheckFn = Callable[[BoardFacts, Profile], CheckResult]
+CollectorFn = Callable[..., dict[str, Any]]
+
+
+class RegistryError(Exception):
+    """Two modules claim the same (check, family); the message names both."""
+
+
+@cache
+def _tables() -> tuple[Mapping[tuple[str, str], CheckFn], Mapping[str, tuple[CollectorFn, ...]]]:
+    package = importlib.import_module("npu_accept.checks")
+    checks: dict[tuple[str, str], CheckFn] = {}
+    owners: dict[tuple[str, str], str] = {}
+    collectors: dict[str, list[CollectorFn]] = {}
+    for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        for key, function in getattr(module, "IMPLEMENTS", {}).items():
+            if key in checks:
+                raise RegistryError(
+                    f"Check {key[0]} for family {key[1]} is implemented by both "
+                    f"{owners[key]} and {module.__name__}; keep one."
+                )
+            if key[0] not in CHECK_ORDER:
+                raise RegistryError(
+                    f"{module.__name__} implements unknown check '{key[0]}'; "
+                    f"use one of {', '.join(CHECK_ORDER)}."
+                )
+            checks[key] = function
+            owners[key] = module.__name__
+        for family, function in getattr(module, "COLLECTORS", {}).items():
+            collectors.setdefault(family, []).append(function)
+    frozen = {family: tuple(functions) for family, functions in collectors.items()}
+    return MappingProxyType(checks), MappingProxyType(frozen)
+
+
+def implementation(check: str, family: str) -> CheckFn | None:
+    """The function judging `check` for `family`, or the family-independent one, or None."""
+    table, _ = _tables()
+    return table.get((check, family)) or table.get((check, "*"))
+
+
+def collectors(family: str) -> tuple[CollectorFn, ...]:
+    """Extra fact collectors registered for `family` (run after npu-info and the model runs)."""
+    _, table = _tables()
+    return table.get(family, ()) + table.get("*", ())
+
+
+def run_check(check: str, facts: BoardFacts, profile: Profile) -> CheckResult:
+    """Judge one check; a board that could not be examined, or a crashing check, fails with a sentence."""
+    if facts.collect_error:
+        return failed(check, facts.collect_error, "unreachable")
+    function = implementation(check, profile.family)
+    if function is None:
+        return failed(
+            check,
+            f"No '{check}' check exists for NPU family {profile.family}; add one to npu_accept.checks.",
+            "no-check",
+        )
+    try:
+        return function(facts, profile)
+    except Exception as exc:  # noqa: BLE001 - a broken fact must end in a sentence, not a traceback
+        return failed(
+            check,
+            f"The {check} check could not judge board {facts.target} "
+            f"({type(exc).__name__}: {exc}); report this with the npu-info output.",
+            "check-error",
+        )
+
+
+def run_all(facts: BoardFacts, profile: Profile) -> dict[str, CheckResult]:
+    """All seven checks in order."""
+    return {check: run_check(check, facts, profile) for check in CHECK_ORDER}

@@ -1,0 +1,73 @@
+"""What the suite learned from one board: the records the checks read.
+
+The collector (`npu_accept.collect`) fills these over SSH; the checks (`npu_accept.checks`) are
+pure functions of them, so the oeqa bridge and unit tests can build them from any source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from npu_accept.profile import ModelSpec
+
+
+@dataclass
+class RunFacts:
+    """One `npu-run --json` invocation on the board."""
+
+    backend: str
+    model_path: str
+    exit_code: int | None
+    report: dict[str, Any] | None  # the npu-run/1 JSON, None when none was printed
+    outputs: list[np.ndarray] = field(default_factory=list)  # raw tensors pulled from the board
+    stderr: str = ""
+    error: str | None = None  # one sentence when the run could not happen at all
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.exit_code == 0 and self.report is not None
+
+    @property
+    def latencies_ms(self) -> list[float]:
+        return [float(x) for x in (self.report or {}).get("latency_ms") or []]
+
+    def first_error(self) -> str:
+        """The most telling error sentence of this run."""
+        if self.error:
+            return self.error
+        errors = (self.report or {}).get("errors") or []
+        if errors:
+            return str(errors[0]).rstrip(".")
+        tail = self.stderr.strip().splitlines()
+        return tail[-1] if tail else f"npu-run exited with status {self.exit_code}"
+
+
+@dataclass
+class ModelFacts:
+    """The NPU run, the CPU reference run and the golden outputs of one profile model."""
+
+    spec: ModelSpec
+    npu: RunFacts | None = None
+    cpu: RunFacts | None = None
+    golden: list[np.ndarray] = field(default_factory=list)
+
+
+@dataclass
+class BoardFacts:
+    """Everything the checks need to judge one board."""
+
+    target: str
+    info: dict[str, Any] | None = None  # npu-info/1 JSON
+    info_error: str | None = None
+    models: list[ModelFacts] = field(default_factory=list)
+    baseline: dict[str, Any] | None = None  # this board's entry of a --baseline file
+    extra: dict[str, Any] = field(default_factory=dict)  # facts of family collectors
+    collect_error: str | None = None  # the board could not be examined at all
+    collect_seconds: float = 0.0
+
+    def info_section(self, key: str) -> dict[str, Any]:
+        value = (self.info or {}).get(key)
+        return value if isinstance(value, dict) else {}

@@ -1,0 +1,298 @@
+"""pytest plugin of the acceptance suite (loaded by pytests/conftest.py).
+
+    pytest pytests --target USER@HOST[:PORT] --board PROFILE [--identity KEYFILE]
+                   [--known-hosts FILE | --accept-new-host-key] [--artifacts DIR]
+                   [--baseline FILE] [--strict] [--lava-signals] [--junitxml FILE]
+
+Every test takes the `board` fixture, parametrized by target (fleet mode: `--target` repeats and
+the test ids carry the target).  The first test that needs a board makes the session fixture
+`fleet` examine all boards concurrently, one thread per board, and judge the seven checks; each
+test then reports its check for its board.  The terminal summary and the reports name the root
+cause when checks fail.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npu_accept.checks.base import CHECK_TITLES, FAIL, SKIP, CheckResult
+from npu_accept.checks.registry import run_all
+from npu_accept.checks.summary import root_cause
+from npu_accept.collect import TOOLS_DIR, Access, collect_board
+from npu_accept.profile import Profile, ProfileError, load_profile
+from npu_accept.report import (
+    BoardOutcome,
+    baseline_entry,
+    board_properties,
+    lava_line,
+    write_baseline,
+    write_reports,
+)
+from npu_accept.transport import TransportError, parse_target
+
+PROFILE_DIR = Path(__file__).resolve().parents[2] / "pytests" / "profiles"
+
+
+@dataclass
+class SuiteState:
+    """Per-session state of the plugin, kept in the pytest config stash (no module globals)."""
+
+    targets: list[str]
+    profile: Profile
+    access: Access
+    artifacts: Path
+    artifacts_given: bool
+    baseline: dict[str, Any] | None
+    strict: bool
+    lava: bool
+    outcomes: dict[str, BoardOutcome] = field(default_factory=dict)
+
+
+STATE = pytest.StashKey[SuiteState]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("npu-accept", "NPU acceptance suite")
+    group.addoption(
+        "--target",
+        action="append",
+        default=[],
+        metavar="USER@HOST[:PORT]",
+        help="board to accept over SSH; repeat for a fleet (boards run concurrently)",
+    )
+    group.addoption(
+        "--board",
+        metavar="PROFILE",
+        help="board profile: a name from pytests/profiles or a path to a YAML file",
+    )
+    group.addoption("--identity", type=Path, metavar="KEYFILE", help="SSH private key")
+    group.addoption(
+        "--known-hosts",
+        type=Path,
+        metavar="FILE",
+        help="known_hosts file to verify host keys against (default ~/.ssh/known_hosts)",
+    )
+    group.addoption(
+        "--accept-new-host-key",
+        action="store_true",
+        help="accept and record an unknown host key (explicit opt-in)",
+    )
+    group.addoption(
+        "--artifacts",
+        type=Path,
+        metavar="DIR",
+        help="where outputs, logs, report.md/html and baseline.json are written",
+    )
+    group.addoption(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="baseline.json of an earlier run: a latency regression beyond tolerance fails",
+    )
+    group.addoption("--strict", action="store_true", help="a skipped check is a failure")
+    group.addoption("--lava-signals", action="store_true", help="print LAVA_SIGNAL_TESTCASE lines")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "npu_check(name): the acceptance check a test reports")
+    if config.option.collectonly and not config.option.target:
+        return
+    targets: list[str] = config.option.target
+    if not targets:
+        raise pytest.UsageError(
+            "The acceptance suite needs a board: add --target USER@HOST[:PORT] (repeat it for a fleet)."
+        )
+    for target in targets:
+        try:
+            parse_target(target)
+        except TransportError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    if len(set(targets)) != len(targets):
+        raise pytest.UsageError("A --target is given twice; name each board once.")
+    if not config.option.board:
+        raise pytest.UsageError(
+            "The acceptance suite needs a board profile: add --board PROFILE "
+            f"(one of {', '.join(sorted(p.stem for p in PROFILE_DIR.glob('*.yaml')))}) "
+            "or --board path/to/profile.yaml."
+        )
+    try:
+        profile = load_profile(config.option.board, PROFILE_DIR)
+    except ProfileError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for option, path in (("--identity", config.option.identity), ("--baseline", config.option.baseline)):
+        if path is not None and not path.is_file():
+            raise pytest.UsageError(f"{option} {path} does not exist; give an existing file.")
+    if not (TOOLS_DIR / "npu-run").is_file():
+        raise pytest.UsageError(
+            f"The on-target tools are not at {TOOLS_DIR}; run the suite from a meta-npu checkout."
+        )
+    baseline = _load_baseline(config.option.baseline) if config.option.baseline else None
+    artifacts = config.option.artifacts
+    given = artifacts is not None
+    if artifacts is None:
+        artifacts = Path(tempfile.mkdtemp(prefix="npu-accept-"))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    config.stash[STATE] = SuiteState(
+        targets=targets,
+        profile=profile,
+        access=Access(config.option.identity, config.option.known_hosts, config.option.accept_new_host_key),
+        artifacts=artifacts,
+        artifacts_given=given,
+        baseline=baseline,
+        strict=config.option.strict,
+        lava=config.option.lava_signals,
+    )
+
+
+def _load_baseline(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise pytest.UsageError(
+            f"--baseline {path} is not a JSON file ({exc}); give the baseline.json "
+            "an earlier run wrote into --artifacts."
+        ) from None
+    if not isinstance(data, dict) or data.get("schema") != "npu-accept-baseline/1":
+        raise pytest.UsageError(
+            f"--baseline {path} is not an npu-accept-baseline/1 file; give the "
+            "baseline.json an earlier run wrote into --artifacts."
+        )
+    return data
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "board" in metafunc.fixturenames:
+        state = metafunc.config.stash.get(STATE, None)
+        targets = state.targets if state else ["(no --target)"]
+        metafunc.parametrize("board", targets, ids=targets, indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def suite(request: pytest.FixtureRequest) -> SuiteState:
+    """The session's options and profile."""
+    return request.config.stash[STATE]
+
+
+@pytest.fixture(scope="session")
+def fleet(suite: SuiteState) -> dict[str, BoardOutcome]:
+    """Examine every board concurrently (one thread each), then judge the seven checks per board."""
+    if not suite.outcomes:
+        with ThreadPoolExecutor(max_workers=len(suite.targets), thread_name_prefix="board") as pool:
+            futures = {t: pool.submit(_examine, t, suite) for t in suite.targets}
+            for target, future in futures.items():
+                suite.outcomes[target] = future.result()
+        unreachable = [o for o in suite.outcomes.values() if o.facts.collect_error]
+        if len(unreachable) == len(suite.outcomes):
+            pytest.exit(" ".join(o.facts.collect_error or "" for o in unreachable), returncode=3)
+    return suite.outcomes
+
+
+def _examine(target: str, suite: SuiteState) -> BoardOutcome:
+    entry = baseline_entry(suite.baseline, target, suite.profile.name) if suite.baseline else None
+    facts = collect_board(target, suite.profile, suite.access, suite.artifacts, entry)
+    if suite.baseline is not None and entry is None and not facts.collect_error:
+        facts.baseline = {"models": {}}
+    results = run_all(facts, suite.profile)
+    return BoardOutcome(
+        target=target, profile=suite.profile, facts=facts, results=results, root_cause=root_cause(results)
+    )
+
+
+@pytest.fixture(scope="session")
+def board(request: pytest.FixtureRequest, fleet: dict[str, BoardOutcome]) -> BoardOutcome:
+    """The examined board this test judges (parametrized by --target)."""
+    return fleet[request.param]
+
+
+@pytest.fixture
+def judge(
+    request: pytest.FixtureRequest,
+    board: BoardOutcome,
+    suite: SuiteState,
+    record_property: Callable[[str, object], None],
+) -> Callable[[str], CheckResult]:
+    """`judge("driver")` reports check `driver` of this test's board: pass, fail or skip with its sentence."""
+
+    def _judge(check: str) -> CheckResult:
+        result = board.results[check]
+        for key, value in board_properties(board).items():
+            record_property(key, value)
+        record_property("check", CHECK_TITLES[check])
+        record_property("result", result.status)
+        record_property("message", result.message)
+        request.node.stash[_RESULT] = (board.target, result)
+        if result.status == FAIL:
+            pytest.fail(result.message, pytrace=False)
+        if result.status == SKIP:
+            if suite.strict:
+                pytest.fail(f"Skipped check is a failure under --strict: {result.message}", pytrace=False)
+            pytest.skip(result.message)
+        return result
+
+    return _judge
+
+
+_RESULT = pytest.StashKey[tuple[str, CheckResult]]()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _suite_properties(
+    request: pytest.FixtureRequest, record_testsuite_property: Callable[[str, object], None]
+) -> Iterator[None]:
+    state = request.config.stash.get(STATE, None)
+    if state is not None:
+        record_testsuite_property("board", state.profile.name)
+        record_testsuite_property("profile", str(state.profile.source))
+        record_testsuite_property("targets", " ".join(state.targets))
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    state = item.config.stash.get(STATE, None)
+    if state is None or not state.lava or report.when != "call":
+        return
+    stored = item.stash.get(_RESULT, None)
+    if stored is None:
+        return
+    target, result = stored
+    status = "pass" if report.passed else "skip" if report.skipped else "fail"
+    sys.stdout.write("\n" + lava_line(result.check, target, len(state.targets) > 1, status) + "\n")
+    sys.stdout.flush()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None or not state.outcomes:
+        return
+    terminalreporter.section("NPU acceptance")
+    for outcome in state.outcomes.values():
+        verdict = "ACCEPTED" if outcome.root_cause is None and outcome.all_passed else "NOT ACCEPTED"
+        line = f"{outcome.target} ({state.profile.name}): {verdict}"
+        if outcome.root_cause:
+            line += f" — root cause: {outcome.root_cause}"
+        terminalreporter.write_line(line)
+    terminalreporter.write_line(
+        f"report: {state.artifacts / 'report.md'} and report.html; "
+        f"baseline for --baseline: {state.artifacts / 'baseline.json'}"
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is None or not state.outcomes:
+        return
+    outcomes = list(state.outcomes.values())
+    write_reports(outcomes, state.artifacts)
+    write_baseline(outcomes, state.artifacts / "baseline.json")
