@@ -60,6 +60,10 @@ def npu_primary_srcrev(d):
 NPU_SRCREV = "${@npu_primary_srcrev(d)}"
 NPU_VERSION = "${@d.getVar('LINUX_VERSION') or d.getVar('PV')}"
 
+# Anonymous python, not a plain assignment: a ${@...} expression in PKGDATA_VARS would add
+# NPU_ENABLED and the manifest recipes to every recipe's dependencies; this only touches the
+# few manifest recipes, and only with the integration on.
+# nooelint: oelint.task.noanonpython
 python __anonymous() {
     if d.getVar('NPU_ENABLED') != '1':
         return
@@ -80,3 +84,31 @@ python npu_config_check() {
 }
 addhandler npu_config_check
 npu_config_check[eventmask] = "bb.event.ConfigParsed"
+
+# NXP EULA guard. ACCEPT_FSL_EULA must come from the user (kas/opt/accept-fsl-eula.yml or
+# local.conf), never from this layer. Upstream, fsl-eula-unpack.bbclass fails only in the
+# do_unpack of the first EULA recipe, deep into a build; this stops the build before any task
+# runs. It fires on BuildStarted, not at parse time, so `bitbake -p` and kas-parse still parse
+# the stack, and as an event handler it is part of no task signature.
+# It applies to builds that use NXP's BSP: the machine has the imx-nxp-bsp override
+# (meta-freescale's imx-base.inc) or a meta-imx layer is in BBLAYERS.
+NPU_EULA_KAS_HINT ?= "kas build kas/imx95-verdin.yml:kas/opt/accept-fsl-eula.yml"
+NPU_IMX_COLLECTIONS = "fsl-bsp-release imx-machine-learning fsl-sdk-release"
+
+python npu_eula_guard() {
+    data = e.data
+    if data.getVar('ACCEPT_FSL_EULA') == '1':
+        return
+    collections = (data.getVar('BBFILE_COLLECTIONS') or '').split()
+    overrides = (data.getVar('MACHINEOVERRIDES') or '').split(':')
+    uses_nxp_bsp = 'imx-nxp-bsp' in overrides or any(
+        c in collections for c in data.getVar('NPU_IMX_COLLECTIONS').split())
+    if not uses_nxp_bsp:
+        return
+    bb.fatal('This build uses NXP software under the NXP EULA, a legal agreement you must read '
+             'and accept yourself (meta-freescale/EULA), so meta-npu does not accept it for you: '
+             'if you accept it, add the opt-in fragment, e.g. "%s" (or set ACCEPT_FSL_EULA = "1" '
+             'in local.conf).' % data.getVar('NPU_EULA_KAS_HINT'))
+}
+addhandler npu_eula_guard
+npu_eula_guard[eventmask] = "bb.event.BuildStarted"

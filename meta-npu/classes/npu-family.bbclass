@@ -4,4 +4,4 @@
 # class adds the override "npu-<family>", so a recipe writes VAR:npu-neutron, VAR:npu-rknpu,
 # VAR:npu-rocket or VAR:npu-cvitek-tpu. Only meta-npu's own recipes inherit it.
 
-OVERRIDES:append = ":npu-${NPU_FAMILY}"
+OVERRIDES .= ":npu-${NPU_FAMILY}"

@@ -1,4 +1,4 @@
-SUMMARY = "NPU stack of the machine: driver, runtime, delegate, daemon, demos, models, test tools"
+SUMMARY = "The machine's NPU stack: driver, runtime, delegate, daemon, demos, models, tests"
 DESCRIPTION = "Selects, by NPU_FAMILY, the packages an image needs to run and accept the \
 machine's NPU. Family lists for vendor stacks are filled here or by a bbappend in the \
 vendor's dynamic layer (dynamic-layers/<collection>/recipes-core/packagegroups/)."
@@ -27,11 +27,11 @@ NPU_RUNTIME_PKGS:npu-neutron ?= "neutron tensorflow-lite"
 NPU_DELEGATE_PKGS:npu-neutron ?= "tensorflow-lite-neutron-delegate"
 
 RDEPENDS:${PN} = " \
-    ${NPU_DRIVER_PKGS} \
-    ${NPU_RUNTIME_PKGS} \
-    ${NPU_DELEGATE_PKGS} \
     ${NPU_DAEMON_PKGS} \
+    ${NPU_DELEGATE_PKGS} \
     ${NPU_DEMO_PKGS} \
+    ${NPU_DRIVER_PKGS} \
     ${NPU_MODEL_PKGS} \
+    ${NPU_RUNTIME_PKGS} \
     ${NPU_TEST_PKGS} \
 "

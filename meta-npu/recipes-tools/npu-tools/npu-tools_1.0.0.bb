@@ -1,8 +1,11 @@
+# nooelint: oelint.var.mandatoryvar.HOMEPAGE
+# The tools are part of this layer (files/); there is no separate project or home page.
 SUMMARY = "On-target NPU tools npu-info and npu-run of the meta-npu acceptance suite"
 DESCRIPTION = "npu-info reports what the board's NPU stack is (driver, firmware, runtime, \
 delegate, memory pools, build manifest) as JSON; npu-run runs a model on a chosen backend \
 (TFLite CPU, TFLite delegate, RKNN, CVI) and reports outputs, delegation and latency as JSON."
 LICENSE = "MIT"
+# nooelint: oelint.var.licenseremotefile
 LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda2f7b4f302"
 
 # The tool sources live in this layer (files/); the launchers find the npu_target package in
@@ -30,8 +33,6 @@ do_install() {
     find ${D}${datadir}/npu-tools -name __pycache__ -prune -exec rm -rf {} +
 }
 
-FILES:${PN} += "${datadir}/npu-tools"
-
 # Standard-library modules the tools import, split as oe-core's python3 manifest packages them.
 NPU_TOOLS_PYTHON_RDEPENDS = " \
     python3-core \
@@ -44,4 +45,4 @@ NPU_TOOLS_PYTHON_RDEPENDS = " \
 NPU_TOOLS_BINDINGS ?= ""
 NPU_TOOLS_BINDINGS:npu-neutron ?= "tensorflow-lite"
 
-RDEPENDS:${PN} = "${NPU_TOOLS_PYTHON_RDEPENDS} ${NPU_TOOLS_BINDINGS}"
+RDEPENDS:${PN} = "${NPU_TOOLS_BINDINGS} ${NPU_TOOLS_PYTHON_RDEPENDS}"
