@@ -512,7 +512,9 @@ def test_read_back_catches_a_card_that_dropped_a_write(tmp_path: Path, loop_devi
 
     image = disk_image(tmp_path / "img.wic", seed=11)
     subprocess.run(["bmaptool", "create", "-o", f"{image}.bmap", str(image)], check=True)
-    subprocess.run(["bmaptool", "-q", "copy", "--bmap", f"{image}.bmap", str(image), str(loop_device)], check=True)
+    subprocess.run(
+        ["bmaptool", "-q", "copy", "--bmap", f"{image}.bmap", str(image), str(loop_device)], check=True
+    )
     assert verify_device(Path(f"{image}.bmap"), loop_device, io.StringIO()) > 0
     with open(loop_device, "r+b") as handle:  # one lost sector in the data of the first partition
         handle.seek(1024 * 1024 + 4096)
