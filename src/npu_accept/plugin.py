@@ -98,7 +98,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="baseline.json of an earlier run: a latency regression beyond tolerance fails",
     )
-    group.addoption("--strict", action="store_true", help="a skipped check is a failure")
+    # --strict is pytest's own option (strict mode, pytest >= 9); the suite extends it: under
+    # --strict a skipped check is a failure.  It is read back with config.getini("strict").
     group.addoption("--lava-signals", action="store_true", help="print LAVA_SIGNAL_TESTCASE lines")
 
 
@@ -148,7 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
         artifacts=artifacts,
         artifacts_given=given,
         baseline=baseline,
-        strict=config.option.strict,
+        strict=bool(config.getini("strict")),
         lava=config.option.lava_signals,
     )
 
@@ -183,7 +184,9 @@ def suite(request: pytest.FixtureRequest) -> SuiteState:
 
 
 @pytest.fixture(scope="session")
-def fleet(suite: SuiteState) -> dict[str, BoardOutcome]:
+def fleet(
+    suite: SuiteState, record_testsuite_property: Callable[[str, object], None]
+) -> dict[str, BoardOutcome]:
     """Examine every board concurrently (one thread each), then judge the seven checks per board."""
     if not suite.outcomes:
         with ThreadPoolExecutor(max_workers=len(suite.targets), thread_name_prefix="board") as pool:
@@ -193,6 +196,10 @@ def fleet(suite: SuiteState) -> dict[str, BoardOutcome]:
         unreachable = [o for o in suite.outcomes.values() if o.facts.collect_error]
         if len(unreachable) == len(suite.outcomes):
             pytest.exit(" ".join(o.facts.collect_error or "" for o in unreachable), returncode=3)
+        fleet_mode = len(suite.outcomes) > 1
+        for outcome in suite.outcomes.values():
+            for key, value in board_properties(outcome).items():
+                record_testsuite_property(f"{outcome.target} {key}" if fleet_mode else key, value)
     return suite.outcomes
 
 
@@ -224,11 +231,13 @@ def judge(
 
     def _judge(check: str) -> CheckResult:
         result = board.results[check]
-        for key, value in board_properties(board).items():
-            record_property(key, value)
-        record_property("check", CHECK_TITLES[check])
-        record_property("result", result.status)
-        record_property("message", result.message)
+        # Per-test properties exist in JUnit xunit1/legacy only (pytest's default xunit2 keeps
+        # properties at suite level, recorded by the fleet fixture); add -o junit_family=xunit1.
+        if request.config.getini("junit_family") in ("xunit1", "legacy"):
+            for key, value in board_properties(board).items():
+                record_property(key, value)
+            record_property("check", CHECK_TITLES[check])
+            record_property("result", result.status)
         request.node.stash[_RESULT] = (board.target, result)
         if result.status == FAIL:
             pytest.fail(result.message, pytrace=False)
@@ -250,7 +259,7 @@ def _suite_properties(
 ) -> Iterator[None]:
     state = request.config.stash.get(STATE, None)
     if state is not None:
-        record_testsuite_property("board", state.profile.name)
+        record_testsuite_property("profile_name", state.profile.name)
         record_testsuite_property("profile", str(state.profile.source))
         record_testsuite_property("targets", " ".join(state.targets))
     yield

@@ -1,0 +1,165 @@
+"""i.MX95 (Neutron) board twins: a healthy Verdin EVK and one twin per fault the suite must catch.
+
+What a healthy twin presents, and where a real board has it:
+- /sys/devices/soc0/{soc_id,revision,family,machine}: "i.MX95", "2.0" (B0) — soc-imx9.c;
+  revision "1.0" is A0 and "1.1" is A1 (see /work/shared/reference/STACKS.md).
+- /sys/module/neutron/version "1.0" (MODULE_VERSION of drivers/staging/neutron), /dev/neutron0.
+- /sys/class/remoteproc/remoteproc0/{name,firmware,state} running NeutronFirmware.elf, and the
+  firmware file in /lib/firmware (a placeholder: nothing executes it in a twin).
+- The device tree under /sys/firmware/devicetree/base with /reserved-memory/neutron-pool, a
+  128 MiB "shared-dma-pool" exactly as meta-npu's imx95-19x19-verdin-neutron-pool.dtso declares.
+- The build manifest /usr/share/meta-npu/build-manifest.json (docs/design.md).
+- /usr/lib/libneutron_delegate.so: the twin delegate built from tests/twins/delegate/ (a real TFLite
+  external delegate), configured by /etc/neutron-twin.conf (ok | constant | offset | fail-invoke |
+  claim-none), and the models under /usr/share/npu-models: the real MediaPipe face detector and its
+  "Neutron-converted" copy whose output RESHAPEs are the custom op NeutronGraph.
+Kernel release and label_image-era strings come from seed 000 (kernel 6.12.49-lts-next-g759f4038100f).
+Device-tree model/compatible strings are representative of an i.MX95 19x19 board, not read from a dtb.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from twins.harness import DeviceNode, TwinFile, TwinSpec
+
+KERNEL_RELEASE = "6.12.49-lts-next-g759f4038100f"   # seed 000
+MODELS_DIR = "/usr/share/npu-models"
+CONVERTED_NAME = "face_detection_short_range_neutron.tflite"
+REFERENCE_NAME = "face_detection_short_range.tflite"
+DELEGATE_PATH = "/usr/lib/libneutron_delegate.so"
+POOL_BYTES = 0x08000000                               # 128 MiB, meta-npu's Neutron pool overlay
+NEUTRON_MAJOR = 240                                   # a local/experimental major: nothing binds it
+
+
+@dataclass(frozen=True)
+class TwinAssets:
+    """Files built by the tests that every i.MX95 twin ships."""
+
+    delegate: Path     # the compiled twin delegate .so
+    converted: Path    # NPU model (has the NeutronGraph custom op)
+    reference: Path    # the unconverted model the CPU runs
+
+
+@dataclass(frozen=True)
+class Imx95Board:
+    """The knobs of an i.MX95 twin; the defaults are a healthy B0 board that passes every check."""
+
+    name: str = "imx95-healthy"
+    revision: str = "2.0"
+    driver_version: str = "1.0"
+    manifest_driver_version: str | None = "1.0"   # None: no build manifest on the board
+    delegate_present: bool = True
+    delegate_mode: str = "ok"
+    pool_bytes: int | None = POOL_BYTES           # None: no Neutron pool in the device tree
+    firmware_state: str = "running"
+    converted: Path | None = None                 # override the converted model (e.g. a slower build)
+    reference: Path | None = None
+
+
+HEALTHY = Imx95Board()
+
+# One twin per fault; the value is (board, the check that must fail, words its message must contain).
+FAULTS: dict[str, tuple[Imx95Board, str, str]] = {
+    "a0": (replace(HEALTHY, name="imx95-a0", revision="1.0"), "silicon", "A0 (revision 1.0)"),
+    "a1": (replace(HEALTHY, name="imx95-a1", revision="1.1"), "silicon", "A1 (revision 1.1)"),
+    "old-driver": (replace(HEALTHY, name="imx95-old-driver", driver_version="0.9",
+                           manifest_driver_version="0.9"), "driver", "older than the profile minimum"),
+    "manifest-mismatch": (replace(HEALTHY, name="imx95-manifest-mismatch", manifest_driver_version="1.1"),
+                          "driver", "build manifest records 1.1"),
+    "delegate-zero-nodes": (replace(HEALTHY, name="imx95-claim-none", delegate_mode="claim-none"),
+                            "delegate", "offloaded 0 of"),
+    "delegate-missing": (replace(HEALTHY, name="imx95-no-delegate", delegate_present=False),
+                         "runtime", "libneutron_delegate.so is missing"),
+    "invoke-failure": (replace(HEALTHY, name="imx95-fail-invoke", delegate_mode="fail-invoke"),
+                       "delegate", "failed"),
+    "degenerate-outputs": (replace(HEALTHY, name="imx95-constant", delegate_mode="constant:0.227"),
+                           "outputs", "does not match"),
+    "pool-missing": (replace(HEALTHY, name="imx95-no-pool", pool_bytes=None),
+                     "memory", "pool is missing"),
+}
+
+# Slightly-off outputs within the profile's tolerance: must PASS every check.
+SLIGHTLY_OFF = replace(HEALTHY, name="imx95-slightly-off", delegate_mode="offset:0.001")
+
+# Seed 000: an A0 board whose NPU returns constants — the summary must name A0 silicon.
+SEED_000 = replace(HEALTHY, name="imx95-seed-000", revision="1.0", delegate_mode="constant:0.227")
+
+
+def _be32(*values: int) -> bytes:
+    return struct.pack(f">{len(values)}I", *values)
+
+
+def _manifest(board: Imx95Board, assets: TwinAssets) -> str:
+    converted = board.converted or assets.converted
+    reference = board.reference or assets.reference
+    return json.dumps({
+        "schema": "npu-build-manifest/1",
+        "npu_family": "neutron",
+        "machine": "imx95-19x19-verdin",
+        "distro": "fsl-imx-xwayland",
+        "image": "npu-image",
+        "kernel": {"recipe": "linux-imx", "version": "6.12.49", "srcrev": None},
+        "driver": {"recipe": "linux-imx", "version": board.manifest_driver_version, "srcrev": None},
+        "runtime": {"recipe": "neutron", "version": None, "srcrev": None},
+        "delegate": {"recipe": "tensorflow-lite-neutron-delegate", "version": None, "srcrev": None},
+        "daemon": None,
+        "models": [{"path": f"{MODELS_DIR}/{CONVERTED_NAME}",
+                    "sha256": hashlib.sha256(converted.read_bytes()).hexdigest()},
+                   {"path": f"{MODELS_DIR}/{REFERENCE_NAME}",
+                    "sha256": hashlib.sha256(reference.read_bytes()).hexdigest()}],
+    }, indent=2)
+
+
+def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
+    """The TwinSpec of an i.MX95 Verdin EVK with the given knobs."""
+    dt = "/sys/firmware/devicetree/base"
+    files: dict[str, bytes | str | TwinFile] = {
+        "/sys/devices/soc0/soc_id": "i.MX95\n",
+        "/sys/devices/soc0/revision": f"{board.revision}\n",
+        "/sys/devices/soc0/family": "Freescale i.MX\n",
+        "/sys/devices/soc0/machine": "NXP i.MX95 19X19 Verdin EVK\n",
+        f"{dt}/model": b"NXP i.MX95 19X19 Verdin EVK\x00",
+        f"{dt}/compatible": b"fsl,imx95-19x19-verdin-evk\x00fsl,imx95\x00",
+        f"{dt}/reserved-memory/#address-cells": _be32(2),
+        f"{dt}/reserved-memory/#size-cells": _be32(2),
+        f"{dt}/reserved-memory/ranges": b"",
+        f"{dt}/neutron@4ab00004/compatible": b"fsl,imx95-neutron\x00",
+        "/sys/module/neutron/version": f"{board.driver_version}\n",
+        "/sys/module/neutron/initstate": "live\n",
+        "/sys/class/remoteproc/remoteproc0/name": "imx95-neutron-rproc\n",
+        "/sys/class/remoteproc/remoteproc0/firmware": "NeutronFirmware.elf\n",
+        "/sys/class/remoteproc/remoteproc0/state": f"{board.firmware_state}\n",
+        # /lib is the host's symlink to usr/lib inside the twin's overlay root: a twin file under /lib
+        # would replace it and hide the host's libraries, so the firmware goes to where it resolves.
+        "/usr/lib/firmware/NeutronFirmware.elf": b"\x7fELF twin placeholder: never executed\n",
+        "/etc/neutron-twin.conf": f"# twin delegate fault mode\nmode = {board.delegate_mode}\n",
+        f"{MODELS_DIR}/{CONVERTED_NAME}": (board.converted or assets.converted).read_bytes(),
+        f"{MODELS_DIR}/{REFERENCE_NAME}": (board.reference or assets.reference).read_bytes(),
+    }
+    if board.pool_bytes is not None:
+        files[f"{dt}/reserved-memory/neutron-pool/compatible"] = b"shared-dma-pool\x00"
+        files[f"{dt}/reserved-memory/neutron-pool/reusable"] = b""
+        files[f"{dt}/reserved-memory/neutron-pool/size"] = _be32(0, board.pool_bytes)
+        files[f"{dt}/reserved-memory/neutron-pool/alignment"] = _be32(0, 0x00400000)
+    if board.manifest_driver_version is not None:
+        files["/usr/share/meta-npu/build-manifest.json"] = _manifest(board, assets)
+    if board.delegate_present:
+        files[DELEGATE_PATH] = TwinFile(assets.delegate.read_bytes(), 0o755)
+    kernel_log = "\n".join([
+        f"[    0.000000] Linux version {KERNEL_RELEASE} (oe-user@oe-host) #1 SMP PREEMPT",
+        "[    2.101000] remoteproc remoteproc0: imx95-neutron-rproc is available",
+        "[    2.102000] remoteproc remoteproc0: powering up imx95-neutron-rproc",
+        "[    2.110000] remoteproc remoteproc0: Booting fw image NeutronFirmware.elf, size 38",
+        "[    2.120000] remoteproc remoteproc0: remote processor imx95-neutron-rproc is now up",
+    ]) + "\n"
+    return TwinSpec(
+        name=board.name,
+        files=files,
+        devices={"/dev/neutron0": DeviceNode(NEUTRON_MAJOR, 0)},
+        kernel_release=KERNEL_RELEASE,
+        kernel_log=kernel_log,
+    )
