@@ -1,0 +1,357 @@
+"""The SSH transport against real OpenSSH sshd twins on loopback."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import TwinFactory
+from twins.harness import Twin, TwinSpec
+
+from npu_accept.transport import (
+    AuthenticationRefused,
+    BadTarget,
+    BoardDidNotReturn,
+    CommandTimeout,
+    Connection,
+    ConnectionLost,
+    ConnectTimeout,
+    HostKeyChanged,
+    HostUnreachable,
+    IdentityError,
+    Target,
+    TransferError,
+    UnknownHostKey,
+    parse_target,
+)
+
+
+@pytest.fixture(scope="module")
+def twin(twin_factory: TwinFactory) -> Twin:
+    return twin_factory(TwinSpec(name="transport"))
+
+
+@pytest.fixture(scope="module")
+def conn(twin: Twin) -> Iterator[Connection]:
+    c = Connection.open(twin.target, identity=twin.identity, known_hosts=twin.known_hosts)
+    yield c
+    c.close()
+
+
+def _keygen(path: Path) -> Path:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --- target strings -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("root@192.168.1.20", Target("root", "192.168.1.20", 22)),
+        ("root@board.local:2222", Target("root", "board.local", 2222)),
+        ("ci-user@imx95-verdin", Target("ci-user", "imx95-verdin", 22)),
+        ("root@[fe80::1]:22", Target("root", "fe80::1", 22)),
+        ("root@[::1]", Target("root", "::1", 22)),
+    ],
+)
+def test_parse_target_accepts(text: str, expected: Target) -> None:
+    assert parse_target(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("192.168.1.20", "no user"),
+        ("@board", "invalid user"),
+        ("root@", "invalid host"),
+        ("root@board:", "invalid port"),
+        ("root@board:0", "invalid port"),
+        ("root@board:65536", "invalid port"),
+        ("root@board:ssh", "invalid port"),
+        ("root@bo ard", "invalid host"),
+        ("root@[fe80::1", "malformed IPv6"),
+        ("root@[not-v6]:22", "malformed IPv6"),
+        ("root@::1", "invalid host"),
+    ],
+)
+def test_parse_target_rejects_with_one_sentence(text: str, named: str) -> None:
+    with pytest.raises(BadTarget) as exc:
+        parse_target(text)
+    message = str(exc.value)
+    assert named in message
+    assert "USER@HOST" in message
+    assert message.count(". ") == 0 and message.endswith(".")
+
+
+def test_target_str_round_trips() -> None:
+    for text in ("root@10.0.0.2:22", "u@[fe80::1]:2200"):
+        assert str(parse_target(text)) == text
+
+
+# --- run ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code", [0, 1, 42])
+def test_exit_codes_are_kept(conn: Connection, code: int) -> None:
+    result = conn.run(f"exit {code}", timeout=10)
+    assert result.exit_code == code
+    assert result.signal is None
+
+
+def test_signal_death_is_reported_as_shell_does(conn: Connection) -> None:
+    result = conn.run("kill -TERM $$", timeout=10)
+    assert result.signal == "TERM"
+    assert result.exit_code == 128 + 15
+
+
+def test_stdout_and_stderr_are_separate(conn: Connection) -> None:
+    result = conn.run("echo out; echo err >&2; echo out2", timeout=10)
+    assert result.stdout == b"out\nout2\n"
+    assert result.stderr == b"err\n"
+    assert result.duration > 0
+
+
+def test_four_mb_on_stderr_before_any_stdout_does_not_deadlock(conn: Connection) -> None:
+    cmd = "head -c 4194304 /dev/zero | tr '\\0' e >&2; echo done"
+    result = conn.run(cmd, timeout=30)
+    assert result.exit_code == 0
+    assert result.stdout == b"done\n"
+    assert result.stderr == b"e" * 4194304
+
+
+def test_large_stdout_arrives_intact(conn: Connection) -> None:
+    result = conn.run("seq 1 1000000", timeout=60)
+    expected = "".join(f"{i}\n" for i in range(1, 1000001)).encode()
+    assert len(result.stdout) == len(expected)
+    assert result.stdout == expected
+
+
+def test_large_input_echoed_back_concurrently(conn: Connection) -> None:
+    data = os.urandom(8 * 1024 * 1024)
+    result = conn.run("cat", timeout=60, input=data)
+    assert result.exit_code == 0
+    assert hashlib.sha256(result.stdout).hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_input_reaches_stdin(conn: Connection) -> None:
+    result = conn.run("sha256sum", timeout=30, input=b"npu\n")
+    assert result.text().split()[0] == hashlib.sha256(b"npu\n").hexdigest()
+
+
+def test_env_is_passed_quoted(conn: Connection) -> None:
+    result = conn.run('printf %s "$NPU_X"', timeout=10, env={"NPU_X": "a b'c $HOME"})
+    assert result.stdout == b"a b'c $HOME"
+
+
+def test_bad_env_name_is_one_sentence(conn: Connection) -> None:
+    with pytest.raises(ValueError, match="not a valid shell variable name"):
+        conn.run("true", timeout=10, env={"A;rm": "x"})
+
+
+def test_timeout_kills_the_command_and_names_it(conn: Connection) -> None:
+    start = time.monotonic()
+    with pytest.raises(CommandTimeout) as exc:
+        conn.run("echo started; sleep 37", timeout=1)
+    assert time.monotonic() - start < 5
+    assert "sleep 37" in str(exc.value) and "1 s" in str(exc.value)
+    assert exc.value.stdout == b"started\n"
+    # the command's process group was killed on the board, and the connection still works
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        left = conn.run("ps -eo args | grep -c '^sleep 37' || true", timeout=10).text().strip()
+        if left == "0":
+            break
+        time.sleep(0.1)
+    assert left == "0"
+
+
+def test_one_connection_serves_several_threads(conn: Connection) -> None:
+    errors: list[str] = []
+
+    def worker(n: int) -> None:
+        for i in range(15):
+            r = conn.run(f"echo {n}-{i}", timeout=20)
+            if r.stdout != f"{n}-{i}\n".encode():
+                errors.append(f"{n}-{i}: {r.stdout!r}")
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+# --- SFTP and temp dirs ---------------------------------------------------------------------------
+
+def test_sftp_round_trip_keeps_bytes_and_mode(conn: Connection, tmp_path: Path) -> None:
+    remote_dir = conn.make_temp_dir()
+    src = tmp_path / "blob.bin"
+    src.write_bytes(os.urandom(3 * 1024 * 1024 + 17))
+    src.chmod(0o755)
+    conn.put(src, f"{remote_dir}/blob.bin")
+    assert conn.run(f"test -x {remote_dir}/blob.bin", timeout=10).exit_code == 0
+    back = tmp_path / "back.bin"
+    conn.get(f"{remote_dir}/blob.bin", back)
+    assert back.read_bytes() == src.read_bytes()
+
+
+def test_sftp_puts_a_directory_tree(conn: Connection, tmp_path: Path) -> None:
+    tree = tmp_path / "tools"
+    (tree / "pkg" / "sub").mkdir(parents=True)
+    (tree / "npu-info").write_text("#!/bin/sh\necho info\n")
+    (tree / "npu-info").chmod(0o755)
+    (tree / "pkg" / "sub" / "m.py").write_text("x = 1\n")
+    remote = conn.make_temp_dir()
+    conn.put(tree, f"{remote}/tools")
+    assert conn.run(f"{remote}/tools/npu-info", timeout=10).stdout == b"info\n"
+    assert conn.run(f"cat {remote}/tools/pkg/sub/m.py", timeout=10).stdout == b"x = 1\n"
+
+
+def test_sftp_errors_are_one_sentence(conn: Connection, tmp_path: Path) -> None:
+    with pytest.raises(TransferError, match="check that the file exists on the board"):
+        conn.get("/nonexistent/file.npy", tmp_path / "x.npy")
+    assert not (tmp_path / "x.npy").exists()
+    with pytest.raises(TransferError, match="Local path .* does not exist"):
+        conn.put(tmp_path / "missing", "/tmp/missing")
+    src = tmp_path / "f"
+    src.write_text("x")
+    with pytest.raises(TransferError, match="remote directory exists"):
+        conn.put(src, "/nonexistent-dir/f")
+
+
+def test_temp_dirs_are_removed_at_close(twin_factory: TwinFactory) -> None:
+    board = twin_factory(TwinSpec(name="tempclean"))
+    before = sorted(p.name for p in board.board_path("/tmp").iterdir())
+    c = Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts)
+    made = [c.make_temp_dir(), c.make_temp_dir(prefix="npu-run")]
+    for d in made:
+        assert board.board_path(d).is_dir()
+        c.run(f"mkdir {d}/sub && echo x > {d}/sub/f", timeout=10)
+    c.close()
+    assert sorted(p.name for p in board.board_path("/tmp").iterdir()) == before
+
+
+# --- connecting: host keys, keys, unreachable -----------------------------------------------------
+
+def test_unknown_host_key_is_rejected_by_default(twin: Twin, tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    with pytest.raises(UnknownHostKey) as exc:
+        Connection.open(twin.target, identity=twin.identity, known_hosts=known)
+    message = str(exc.value)
+    assert "--accept-new-host-key" in message and "ssh-keyscan" in message
+    assert f"[127.0.0.1]:{twin.port}" in message
+    assert known.read_text() == ""
+
+
+def test_accept_new_host_key_is_opt_in_and_records_the_key(twin: Twin, tmp_path: Path) -> None:
+    known = tmp_path / "sub" / "known_hosts"
+    opened = Connection.open(twin.target, identity=twin.identity, known_hosts=known, accept_new_host_key=True)
+    with opened as c:
+        assert c.run("echo ok", timeout=10).stdout == b"ok\n"
+    assert known.read_text() == twin.known_hosts_line + "\n"
+    # the recorded key now verifies without the opt-in; OpenSSH's client agrees with the format
+    with Connection.open(twin.target, identity=twin.identity, known_hosts=known) as c:
+        assert c.run("true", timeout=10).exit_code == 0
+    ssh = subprocess.run(
+        ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={known}",
+         "-i", str(twin.identity), "-p", str(twin.port), "root@127.0.0.1", "echo ssh-ok"],
+        capture_output=True, timeout=30,
+    )
+    assert ssh.stdout == b"ssh-ok\n", ssh.stderr
+
+
+def test_changed_host_key_is_refused(twin: Twin, tmp_path: Path) -> None:
+    other = _keygen(tmp_path / "other_host_key")
+    pub = " ".join(Path(f"{other}.pub").read_text().split()[:2])
+    known = tmp_path / "known_hosts"
+    known.write_text(f"[127.0.0.1]:{twin.port} {pub}\n")
+    with pytest.raises(HostKeyChanged) as exc:
+        Connection.open(twin.target, identity=twin.identity, known_hosts=known, accept_new_host_key=True)
+    assert "ssh-keygen -R" in str(exc.value)
+
+
+def test_wrong_client_key_is_refused_clearly(twin: Twin, tmp_path: Path) -> None:
+    wrong = _keygen(tmp_path / "id_wrong")
+    with pytest.raises(AuthenticationRefused) as exc:
+        Connection.open(twin.target, identity=wrong, known_hosts=twin.known_hosts)
+    assert str(wrong) in str(exc.value) and "--identity" in str(exc.value)
+
+
+def test_missing_or_bad_identity_file(twin: Twin, tmp_path: Path) -> None:
+    with pytest.raises(IdentityError, match="does not exist"):
+        Connection.open(twin.target, identity=tmp_path / "nope", known_hosts=twin.known_hosts)
+    junk = tmp_path / "junk"
+    junk.write_text("not a key\n")
+    with pytest.raises(IdentityError, match="not a usable private key"):
+        Connection.open(twin.target, identity=junk, known_hosts=twin.known_hosts)
+
+
+def test_unreachable_port_is_one_sentence(twin: Twin) -> None:
+    port = _free_port()
+    start = time.monotonic()
+    with pytest.raises(HostUnreachable) as exc:
+        Connection.open(f"root@127.0.0.1:{port}", identity=twin.identity, known_hosts=twin.known_hosts)
+    assert time.monotonic() - start < 5
+    assert "connection refused" in str(exc.value) and f"port {port}" in str(exc.value)
+
+
+def test_silent_server_times_out(twin: Twin) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        start = time.monotonic()
+        with pytest.raises(ConnectTimeout) as exc:
+            Connection.open(f"root@127.0.0.1:{port}", identity=twin.identity,
+                            known_hosts=twin.known_hosts, connect_timeout=1)
+        assert time.monotonic() - start < 6
+    assert "SSH handshake" in str(exc.value)
+
+
+# --- reconnect ------------------------------------------------------------------------------------
+
+def test_reconnect_after_sshd_restart(twin_factory: TwinFactory) -> None:
+    board = twin_factory(TwinSpec(name="reboot"))
+    c = Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts)
+    assert c.run("echo before", timeout=10).stdout == b"before\n"
+    board.kill_sshd()
+    with pytest.raises(ConnectionLost):
+        c.run("echo during", timeout=10)
+    restarter = threading.Timer(1.0, board.start_sshd)
+    restarter.start()
+    try:
+        c.reconnect(wait_s=20)
+    finally:
+        restarter.join()
+    assert c.run("echo after", timeout=10).stdout == b"after\n"
+    c.close()
+
+
+def test_reconnect_gives_up_at_its_deadline(twin_factory: TwinFactory) -> None:
+    board = twin_factory(TwinSpec(name="dead"))
+    c = Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts)
+    board.kill_sshd()
+    start = time.monotonic()
+    with pytest.raises(BoardDidNotReturn) as exc:
+        c.reconnect(wait_s=1.5)
+    assert time.monotonic() - start < 5
+    assert "did not answer within 1.5 s" in str(exc.value)
+    board.start_sshd()
+    c.reconnect(wait_s=10)
+    assert c.run("true", timeout=10).exit_code == 0
+    c.close()
