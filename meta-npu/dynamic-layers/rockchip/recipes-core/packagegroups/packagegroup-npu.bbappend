@@ -1,0 +1,15 @@
+# The Rockchip families of packagegroup-npu (NPU_FAMILY, set by the kas board files).
+#
+# rknpu (vendor stack): the RKNPU driver is built into linux-rockchip (rknpu.cfg), so it has no
+# package; librknnrt and rknn_server come from airockchip/rknn-toolkit2 v2.3.2, the demos carry
+# the golden .rknn models of the acceptance profiles. RKNN-Toolkit-Lite2 is not listed: its
+# wheels stop at CPython 3.12 (see rknn-toolkit-lite2_2.3.2.bb).
+NPU_RUNTIME_PKGS:npu-rknpu ?= "librknnrt"
+NPU_DAEMON_PKGS:npu-rknpu ?= "rknn-server"
+NPU_DEMO_PKGS:npu-rknpu ?= "rknn-mobilenet-demo rknn-yolov5-demo"
+
+# rocket (mainline stack): the Rocket module, TFLite with Python bindings (tflite_runtime, from
+# meta-tensorflow-lite) and Mesa's Teflon delegate /usr/lib/libteflon.so.
+NPU_DRIVER_PKGS:npu-rocket ?= "kernel-module-rocket"
+NPU_RUNTIME_PKGS:npu-rocket ?= "python3-tensorflow-lite"
+NPU_DELEGATE_PKGS:npu-rocket ?= "libteflon"
