@@ -13,6 +13,7 @@
  * "config"), "key = value" lines:
  *   mode  = ok | constant[:VALUE] | offset:EPS | fail-invoke | claim-none
  *   claim = neutrongraph | reshape     (reshape: also claim builtin RESHAPE nodes)
+ *   report = N                         (print N as the delegated count: a delegate whose log lies)
  */
 #include <errno.h>
 #include <math.h>
@@ -32,6 +33,7 @@ struct twin_config {
   enum twin_mode mode;
   double value; /* constant value or offset */
   int claim_reshape;
+  int report_nodes; /* -1: print the true count */
 };
 
 struct twin_delegate {
@@ -62,6 +64,7 @@ static int read_config(const char* path, struct twin_config* cfg, char* err, siz
   cfg->mode = MODE_OK;
   cfg->value = 0.0;
   cfg->claim_reshape = 0;
+  cfg->report_nodes = -1;
   FILE* f = fopen(path, "r");
   if (!f) {
     if (errno == ENOENT) return 0;
@@ -116,6 +119,15 @@ static int read_config(const char* path, struct twin_config* cfg, char* err, siz
         fclose(f);
         return -1;
       }
+    } else if (strcmp(key, "report") == 0) {
+      char* end = NULL;
+      long n = strtol(val, &end, 10);
+      if (end == val || *end || n < 0) {
+        snprintf(err, errlen, "NeutronTwin: %s:%d report '%s' is not a node count", path, lineno, val);
+        fclose(f);
+        return -1;
+      }
+      cfg->report_nodes = (int)n;
     } else {
       snprintf(err, errlen, "NeutronTwin: %s:%d unknown key '%s'", path, lineno, key);
       fclose(f);
@@ -257,7 +269,7 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     }
   }
   fprintf(stderr, "INFO: NeutronDelegate delegate: %d nodes delegated out of %d nodes with %d partitions.\n",
-          chosen->size, plan->size, partitions);
+          twin->config.report_nodes >= 0 ? twin->config.report_nodes : chosen->size, plan->size, partitions);
   fflush(stderr);
   free(chosen);
   return status;

@@ -36,6 +36,11 @@ class StderrCapture:
         self._tmp.seek(0)
         self.text = self._tmp.read().decode("utf-8", "replace")
         self._tmp.close()
-        if self.echo and self.text:
+        if self.echo:
+            self.replay()
+
+    def replay(self) -> None:
+        """Write the captured text to the (restored) stderr."""
+        if self.text:
             sys.stderr.write(self.text)
             sys.stderr.flush()

@@ -134,12 +134,14 @@ def run(request: RunRequest) -> RunResult:
     result = RunResult(bindings=bindings, model=model_json, delegate=delegate_json, nodes=nodes,
                        inputs=[], outputs=[], latency_ms=[])
 
-    capture = StderrCapture()
+    # The runtime's log is echoed only for a real run: a usage error stays one sentence.
+    capture = StderrCapture(echo=False)
     try:
         with capture:
             _run_captured(tflite, request, arrays, result)
     except RunFailure as failure:
         result.errors.append(str(failure))
+    capture.replay()
     result.stderr_text = capture.text
     _cross_check(result, capture.text, use_delegate)
     return result
