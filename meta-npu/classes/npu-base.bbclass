@@ -75,12 +75,26 @@ python __anonymous() {
     d.appendVarFlag('do_package', 'vardeps', ' NPU_SRCREV NPU_VERSION')
 }
 
+# Layers (BBFILE_COLLECTIONS names) a family's packages come from; checked with the
+# integration on, so a missing vendor layer is one sentence at parse time, not a build that
+# fails on "Nothing RPROVIDES" later.
+NPU_FAMILY_LAYERS[neutron] = "freescale-layer meta-freescale-ml"
+
 python npu_config_check() {
     family = e.data.getVar('NPU_FAMILY')
     known = e.data.getVar('NPU_FAMILIES').split()
     if family not in known:
         bb.fatal('NPU_FAMILY = "%s" is not a known NPU family: set NPU_FAMILY to one of %s.'
                  % (family, ', '.join(known)))
+    if e.data.getVar('NPU_ENABLED') != '1':
+        return
+    present = (e.data.getVar('BBFILE_COLLECTIONS') or '').split()
+    missing = [c for c in (e.data.getVarFlag('NPU_FAMILY_LAYERS', family) or '').split()
+               if c not in present]
+    if missing:
+        bb.fatal('NPU_FAMILY "%s" needs the layer collection(s) %s, which are not in BBLAYERS: '
+                 'add the vendor layer(s) to your kas file or bblayers.conf.'
+                 % (family, ', '.join(missing)))
 }
 addhandler npu_config_check
 npu_config_check[eventmask] = "bb.event.ConfigParsed"

@@ -40,9 +40,8 @@ NPU_TOOLS_PYTHON_RDEPENDS = " \
     python3-json \
     python3-numpy \
 "
-# The TFLite Python bindings: meta-freescale-ml's tensorflow-lite installs tflite_runtime into
-# its main package (FILES:${PN} += "${libdir}/python*").
+# The package with the Python bindings the family's backend imports; set per family by a
+# bbappend in the vendor's dynamic layer (dynamic-layers/<collection>/recipes-tools/npu-tools/).
 NPU_TOOLS_BINDINGS ?= ""
-NPU_TOOLS_BINDINGS:npu-neutron ?= "tensorflow-lite"
 
 RDEPENDS:${PN} = "${NPU_TOOLS_BINDINGS} ${NPU_TOOLS_PYTHON_RDEPENDS}"

@@ -1,0 +1,82 @@
+"""Every device-tree source in the repository compiles with dtc, without a single warning.
+
+.dts and .dtso files compile as they are. A .dtsi is a fragment meant to be /include/d into a
+board's tree: it is compiled inside a minimal overlay wrapper (/dts-v1/; /plugin/;), so
+references to the board's labels become fixups instead of errors.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUFFIXES = (".dts", ".dtsi", ".dtso")
+
+
+@dataclass(frozen=True)
+class DtcResult:
+    returncode: int
+    messages: str
+
+
+def dtc() -> str:
+    exe = shutil.which("dtc")
+    if exe is None:
+        pytest.fail("dtc is not installed: apt-get install device-tree-compiler (.ci/apt-packages.txt).")
+    return exe
+
+
+def compile_source(source: Path, workdir: Path) -> DtcResult:
+    """Compile SOURCE to a .dtb/.dtbo in WORKDIR with dtc's default checks, all as warnings."""
+    target = source
+    if source.suffix == ".dtsi":
+        target = workdir / f"{source.stem}-wrapper.dts"
+        target.write_text(f'/dts-v1/;\n/plugin/;\n/include/ "{source}"\n')
+    proc = subprocess.run(
+        [dtc(), "-I", "dts", "-O", "dtb", "-@", "-o", str(workdir / f"{source.stem}.dtb"), str(target)],
+        text=True, capture_output=True, check=False,
+    )
+    return DtcResult(proc.returncode, (proc.stdout + proc.stderr).strip())
+
+
+def device_tree_sources() -> list[Path]:
+    return sorted(
+        p for p in ROOT.rglob("*")
+        if p.suffix in SUFFIXES and p.is_file() and ".git" not in p.relative_to(ROOT).parts
+    )
+
+
+def test_the_neutron_pool_overlay_is_among_the_sources() -> None:
+    names = {p.name for p in device_tree_sources()}
+    assert "imx95-19x19-verdin-neutron-pool.dtso" in names
+
+
+@pytest.mark.parametrize("source", device_tree_sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_source_compiles_without_warnings(source: Path, tmp_path: Path) -> None:
+    result = compile_source(source, tmp_path)
+    assert result.messages == ""
+    assert result.returncode == 0
+
+
+def test_a_fragment_with_a_warning_fails(tmp_path: Path) -> None:
+    bad = tmp_path / "bad-pool.dtso"
+    # A reg in a node whose parent gives no #address-cells/#size-cells: dtc warns.
+    bad.write_text(
+        "/dts-v1/;\n/plugin/;\n&{/reserved-memory} {\n"
+        "\tpool@80000000 {\n\t\tcompatible = \"shared-dma-pool\";\n\t\treg = <0x80000000>;\n\t};\n};\n"
+    )
+    result = compile_source(bad, tmp_path)
+    assert "Warning" in result.messages
+
+
+def test_a_fragment_with_a_syntax_error_fails(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.dtsi"
+    bad.write_text("&neutron {\n\tmemory-region = <&neutron_pool>\n};\n")  # missing ';'
+    result = compile_source(bad, tmp_path)
+    assert result.returncode != 0
+    assert "syntax error" in result.messages
