@@ -33,10 +33,15 @@ do_install() {
     find ${D}${datadir}/npu-tools -name __pycache__ -prune -exec rm -rf {} +
 }
 
-# Standard-library modules the tools import, split as oe-core's python3 manifest packages them.
+# Standard-library modules the tools import, in the packages of oe-core's python3 manifest
+# (walnascar meta/recipes-devtools/python/python3/python3-manifest.json): json -> python3-json,
+# hashlib -> python3-crypt, tempfile -> python3-io, ctypes (backends/rknn.py, which every
+# machine gets as part of npu_target) -> python3-ctypes, the rest -> python3-core.
 NPU_TOOLS_PYTHON_RDEPENDS = " \
     python3-core \
+    python3-crypt \
     python3-ctypes \
+    python3-io \
     python3-json \
     python3-numpy \
 "
