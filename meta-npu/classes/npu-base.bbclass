@@ -6,7 +6,8 @@
 # handlers are not part of task signatures) and an anonymous function that does nothing unless
 # NPU_ENABLED is "1" (MACHINE_FEATURES or DISTRO_FEATURES contain "npu").
 #
-# 1. NPU_FAMILY: which NPU stack the machine has; checked once the configuration is parsed.
+# 1. NPU_FAMILY: which NPU stack the machine has; checked once the configuration is parsed,
+#    and (with the integration on) that the family's vendor layers are in the build.
 # 2. The recipes the build manifest names per family (NPU_*_RECIPE flags) and, when the
 #    integration is on, the pkgdata export of their full SRCREV and version (see
 #    npu-manifest.bbclass for how the image reads it back).
@@ -76,8 +77,8 @@ python __anonymous() {
 }
 
 # Layers (BBFILE_COLLECTIONS names) a family's packages come from; checked with the
-# integration on, so a missing vendor layer is one sentence at parse time, not a build that
-# fails on "Nothing RPROVIDES" later.
+# integration on, so a missing vendor layer is one sentence when the build starts, not a
+# build that fails on "Nothing RPROVIDES" later.
 NPU_FAMILY_LAYERS[neutron] = "freescale-layer meta-freescale-ml"
 
 python npu_config_check() {
@@ -86,8 +87,17 @@ python npu_config_check() {
     if family not in known:
         bb.fatal('NPU_FAMILY = "%s" is not a known NPU family: set NPU_FAMILY to one of %s.'
                  % (family, ', '.join(known)))
+}
+addhandler npu_config_check
+npu_config_check[eventmask] = "bb.event.ConfigParsed"
+
+# The layer check runs when a build starts: by then every ConfigParsed handler has run, among
+# them meta-freescale's machine-overrides-extender, which adds the mx95-nxp-bsp override that
+# NPU_FAMILY's default depends on.
+python npu_family_layers_check() {
     if e.data.getVar('NPU_ENABLED') != '1':
         return
+    family = e.data.getVar('NPU_FAMILY')
     present = (e.data.getVar('BBFILE_COLLECTIONS') or '').split()
     missing = [c for c in (e.data.getVarFlag('NPU_FAMILY_LAYERS', family) or '').split()
                if c not in present]
@@ -96,8 +106,8 @@ python npu_config_check() {
                  'add the vendor layer(s) to your kas file or bblayers.conf.'
                  % (family, ', '.join(missing)))
 }
-addhandler npu_config_check
-npu_config_check[eventmask] = "bb.event.ConfigParsed"
+addhandler npu_family_layers_check
+npu_family_layers_check[eventmask] = "bb.event.BuildStarted"
 
 # NXP EULA guard. ACCEPT_FSL_EULA must come from the user (kas/opt/accept-fsl-eula.yml or
 # local.conf), never from this layer. Upstream, fsl-eula-unpack.bbclass fails only in the
