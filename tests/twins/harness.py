@@ -7,6 +7,10 @@ spec's files over the host root with a tmpfs upper layer (so nothing a session w
 the host), ``/sys``, ``/dev``, ``/run`` and ``/tmp`` are fresh tmpfs filled from the spec, and
 spec files under ``/proc`` are bind-mounted over existing procfs entries.
 
+The twin has its own UTS namespace with the spec's name as hostname. ``uname -r`` (the syscall)
+still reports the host's kernel: a twin's kernel release is the procfs fact
+``/proc/sys/kernel/osrelease``, which is what the tools read.
+
 ``/proc/device-tree`` cannot be created in procfs on a host without a device tree: present the
 tree under ``/sys/firmware/devicetree/base`` (what ``/proc/device-tree`` links to on a board).
 """
@@ -148,13 +152,19 @@ class Twin:
 
     def stop(self) -> None:
         """Kill everything in the namespace and remove the twin's directory."""
+        init = None
+        with contextlib.suppress(TwinError):
+            init = self._init_pid()
         if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait(timeout=10)
+            # unshare --fork ignores SIGTERM while it waits; SIGKILL it, and --kill-child makes the
+            # kernel SIGKILL the namespace's init, which takes every process of the twin with it.
+            self._process.kill()
+            self._process.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (
+            (init is not None and Path(f"/proc/{init}").exists()) or _port_open(self.host, self.port)
+        ):
+            time.sleep(0.02)
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -180,7 +190,7 @@ def start_twin(spec: TwinSpec, workdir: Path, deadline_s: float = 15.0) -> Twin:
         known_hosts = directory / "client" / "known_hosts"
         known_hosts.write_text(f"[127.0.0.1]:{port} {host_pub}\n")
         process = subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "--pid", "--fork",
+            ["unshare", "--mount", "--propagation", "private", "--pid", "--uts", "--fork",
              "--kill-child=SIGKILL", "/bin/bash", str(INIT_SCRIPT), str(directory)],
             stdin=subprocess.DEVNULL,
             stdout=(directory / "run" / "init.log").open("wb"),
@@ -222,7 +232,19 @@ def _dest(spec_dir: Path, rel: PurePosixPath) -> Path:
         raise AssertionError("procfs paths are handled by the caller")
     if top in _TMPFS_DIRS:
         return spec_dir / rel
-    return spec_dir / "fs" / rel
+    return spec_dir / "fs" / _through_host_symlinks(rel)
+
+
+def _through_host_symlinks(rel: PurePosixPath) -> PurePosixPath:
+    # The twin's files lie over the host's root: a directory that is a symlink on the host
+    # (/lib -> usr/lib on merged-/usr systems) must not be shadowed by a real directory.
+    parts = rel.parts
+    for i in range(len(parts) - 1, 0, -1):
+        prefix = Path("/", *parts[:i])
+        if prefix.exists():
+            resolved = PurePosixPath(os.path.realpath(prefix)).relative_to("/")
+            return resolved.joinpath(*parts[i:])
+    return rel
 
 
 def _write(dest: Path, data: bytes, mode: int) -> None:
@@ -267,6 +289,7 @@ def _build_tree(spec: TwinSpec, directory: Path) -> None:
                 f"procfs cannot gain files; {hint}."
             )
         _write(spec_dir / "proc" / rel_text, data, 0o444)
+    (spec_dir / "hostname").write_text(_safe(spec.name) + "\n")
     (spec_dir / "proc.list").write_text("".join(f"{r}\n" for r in proc_files))
     for path, target in spec.symlinks.items():
         rel = _board_rel(path, "symlink")

@@ -1,7 +1,7 @@
 #!/bin/bash
 # PID 1 of a board twin, run by tests/twins/harness.py as
-#   unshare --mount --propagation private --pid --fork --kill-child=SIGKILL twin-init.sh TWINDIR
-# Everything below happens inside the private mount and PID namespaces: the host's /, /sys, /dev
+#   unshare --mount --propagation private --pid --uts --fork --kill-child=SIGKILL twin-init.sh TWINDIR
+# Everything below happens inside the private mount, PID and UTS namespaces: the host's /, /sys, /dev
 # and /proc are never written. The board's root is an overlay of the twin's files over the host's
 # root with a tmpfs upper layer, entered with chroot; /sys, /dev, /run and /tmp are fresh tmpfs.
 set -euo pipefail
@@ -11,6 +11,7 @@ spec=$twin/spec
 mnt=$twin/mnt
 root=$mnt/root
 
+cat "$spec/hostname" >/proc/sys/kernel/hostname
 mount -t tmpfs -o mode=0755 twin-layers "$mnt"
 mkdir -p "$mnt/fs" "$mnt/upper" "$mnt/work" "$root"
 # The twin's files must live on another filesystem than the host root to be stacked on it.
