@@ -1,0 +1,1 @@
+"""Lab integration: labgrid environments as suite targets, LAVA job templates, the oeqa bridge."""

@@ -1,0 +1,112 @@
+"""LAVA job definitions for a board, rendered from lab/lava/*.yaml.j2 by its flash method.
+
+    python3 -m npu_accept.lab.lava --board imx95-verdin --set image_url=… --set boot_url=… \
+        --set target=root@192.168.1.20 --set device_type=imx95-verdin --set suite_image=…
+
+The board profile's `flash.method` picks the template (uuu -> uuu.yaml.j2, rkdeveloptool and
+bmaptool -> flasher.yaml.j2). A missing variable is one sentence naming it.
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+from npu_accept.flash.errors import FlashError
+from npu_accept.flash.spec import FlashSpec, load_flash_spec
+from npu_accept.lab.errors import LabError
+
+TEMPLATE_DIR = Path(__file__).resolve().parents[3] / "lab" / "lava"
+TEMPLATES = {"uuu": "uuu.yaml.j2", "rkdeveloptool": "flasher.yaml.j2", "bmaptool": "flasher.yaml.j2"}
+REQUIRED = {
+    "uuu": ("image_url", "boot_url", "target", "device_type", "suite_image"),
+    "rkdeveloptool": ("image_url", "loader_url", "target", "device_type", "suite_image"),
+    "bmaptool": ("image_url", "target", "device_type", "suite_image"),
+}
+
+
+@dataclass(frozen=True)
+class RenderedJob:
+    board: str
+    method: str
+    template: str
+    text: str
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return yaml.safe_load(self.text)
+
+
+def _environment(template_dir: Path) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir)),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
+                             autoescape=False)  # YAML, not HTML: values are quoted with tojson
+    env.filters["shquote"] = lambda value: shlex.quote(str(value))
+    return env
+
+
+def render_job(spec: FlashSpec, variables: dict[str, str], template_dir: Path = TEMPLATE_DIR) -> RenderedJob:
+    """Render the LAVA job of one board; raises LabError naming a missing variable."""
+    missing = [name for name in REQUIRED[spec.method] if not variables.get(name)]
+    if missing:
+        raise LabError(f"The LAVA job of {spec.board} needs {', '.join(missing)}; pass "
+                       + " ".join(f"--set {name}=…" for name in missing) + ".")
+    image_url = variables["image_url"]
+    context: dict[str, Any] = {
+        "board": spec.board, "method": spec.method, "uuu_script": spec.uuu_script,
+        "image_name": image_url.rstrip("/").rsplit("/", 1)[-1], **variables,
+    }
+    template_name = TEMPLATES[spec.method]
+    try:
+        text = _environment(template_dir).get_template(template_name).render(context)
+    except jinja2.TemplateNotFound as exc:
+        raise LabError(f"LAVA template {exc.name} is missing from {template_dir}; "
+                       "run from a meta-npu checkout.") from None
+    except jinja2.UndefinedError as exc:
+        raise LabError(f"The LAVA template {template_name} needs a value the command did not give "
+                       f"({exc.message}); pass it with --set NAME=VALUE.") from None
+    try:
+        yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise LabError(f"The rendered LAVA job of {spec.board} is not valid YAML ({exc}); "
+                       f"a value passed with --set breaks {template_name}.") from None
+    return RenderedJob(spec.board, spec.method, template_name, text)
+
+
+def _parse_set(items: list[str]) -> dict[str, str]:
+    variables = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise LabError(f"--set {item} is not NAME=VALUE; write it as --set image_url=https://….")
+        variables[name] = value
+    return variables
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m npu_accept.lab.lava",
+                                     description="Render the LAVA job definition of a board.")
+    parser.add_argument("--board", required=True, help="board profile name or YAML path")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="template variable (image_url, boot_url, loader_url, target, device_type, "
+                             "suite_image, identity, image_sha256, …)")
+    parser.add_argument("--profiles-dir", type=Path, help="directory of board profiles")
+    args = parser.parse_args(argv)
+    try:
+        spec = load_flash_spec(args.board, args.profiles_dir)
+        job = render_job(spec, _parse_set(args.set))
+    except (LabError, FlashError) as exc:
+        sys.stderr.write(f"lava: {exc}\n")
+        return 1
+    sys.stdout.write(job.text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

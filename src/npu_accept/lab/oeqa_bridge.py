@@ -1,0 +1,167 @@
+"""oeqa's target as the suite's transport, so `testimage` runs the suite's own collector and checks.
+
+oeqa's SSH target (`oeqa.core.target.ssh.OESSHTarget`, TEST_TARGET = "simpleremote") offers
+`run(cmd, timeout) -> (status, output)` with stderr merged into stdout, `copyTo` and `copyFrom`.
+The collector needs stdout (JSON) and stderr (logs) apart and byte-exact, so each command's
+streams go to files on the board and come back with `copyFrom`. Nothing here judges a board:
+the facts go to `npu_accept.checks.registry.run_all`, exactly as in `pytest pytests`.
+"""
+from __future__ import annotations
+
+import shlex
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from npu_accept import collect
+from npu_accept.checks.base import CheckResult
+from npu_accept.checks.registry import collectors, run_all
+from npu_accept.facts import BoardFacts
+from npu_accept.profile import Profile, ProfileError, load_profile
+from npu_accept.transport import Result, TransferError, TransportError
+
+PROFILE_DIR = Path(__file__).resolve().parents[3] / "pytests" / "profiles"
+_STATUS_MARK = "npu-accept-status:"
+
+
+class OeqaTarget(Protocol):
+    """What npu-accept uses of an oeqa target (OESSHTarget and friends)."""
+
+    def run(self, command: str, timeout: int | None = None) -> tuple[int, str]: ...
+    def copyTo(self, localSrc: str, remoteDst: str) -> Any: ...  # noqa: N802, N803 - oeqa's names
+    def copyFrom(self, remoteSrc: str, localDst: str) -> Any: ...  # noqa: N802, N803
+
+
+@dataclass
+class OeqaConnection:
+    """The subset of `npu_accept.transport.Connection` the collector uses, over an oeqa target."""
+
+    oeqa: OeqaTarget
+    target: str = "oeqa-target"
+    _scratch: str | None = None
+    _local: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="npu-oeqa-")))
+    _temp_dirs: list[str] = field(default_factory=list)
+    _count: int = 0
+
+    def _raw(self, command: str, timeout: float) -> tuple[int, str]:
+        status, output = self.oeqa.run(command, timeout=max(1, int(timeout)))
+        return int(status), output or ""
+
+    def _scratch_dir(self) -> str:
+        if self._scratch is None:
+            self._scratch = self.make_temp_dir("npu-oeqa")
+        return self._scratch
+
+    def run(self, cmd: str, timeout: float, input: bytes | None = None,
+            env: dict[str, str] | None = None) -> Result:
+        """Run `cmd` in the board's shell; stdout and stderr come back separately, as bytes."""
+        scratch = self._scratch_dir()
+        self._count += 1
+        out, err, stdin = (f"{scratch}/{self._count}.{name}" for name in ("out", "err", "in"))
+        redirect_in = "/dev/null"
+        if input is not None:
+            local_in = self._local / f"{self._count}.in"
+            local_in.write_bytes(input)
+            self.put(local_in, stdin)
+            redirect_in = stdin
+        exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in (env or {}).items())
+        streams = f">{shlex.quote(out)} 2>{shlex.quote(err)} <{shlex.quote(redirect_in)}"
+        wrapped = f"{exports}( {cmd}\n) {streams}; echo {_STATUS_MARK}$?"
+        started = time.monotonic()
+        status, output = self._raw(wrapped, timeout)
+        duration = time.monotonic() - started
+        marks = [line for line in output.splitlines() if line.startswith(_STATUS_MARK)]
+        if not marks:
+            raise TransportError(f"The oeqa target did not run `{cmd}` (status {status}: "
+                                 f"{output.strip()[-200:]}); check TEST_TARGET_IP and SSH access.")
+        exit_code = int(marks[-1][len(_STATUS_MARK):].strip() or "1")
+        stdout, stderr = self._fetch(out), self._fetch(err)
+        self._raw(f"rm -f {shlex.quote(out)} {shlex.quote(err)} {shlex.quote(stdin)}", 30)
+        return Result(exit_code=exit_code, stdout=stdout, stderr=stderr, duration=duration)
+
+    def _fetch(self, remote: str) -> bytes:
+        local = self._local / Path(remote).name
+        self.get(remote, local)
+        data = local.read_bytes()
+        local.unlink()
+        return data
+
+    def put(self, local: Path, remote: str) -> None:
+        local = Path(local)
+        if local.is_dir():
+            self._raw(f"mkdir -p {shlex.quote(remote)}", 60)
+            for child in sorted(local.iterdir()):
+                if child.name != "__pycache__":
+                    self.put(child, f"{remote.rstrip('/')}/{child.name}")
+            return
+        result = self.oeqa.copyTo(str(local), remote)
+        if isinstance(result, tuple) and result and result[0]:
+            raise TransferError(f"Cannot upload {local} to the oeqa target at {remote} ({result[1]}).")
+
+    def get(self, remote: str, local: Path) -> None:
+        result = self.oeqa.copyFrom(remote, str(local))
+        status = result[0] if isinstance(result, tuple) and result else 0
+        if status or not Path(local).exists():
+            raise TransferError(f"Cannot download {remote} from the oeqa target; check that it exists.")
+
+    def make_temp_dir(self, prefix: str = "npu-accept") -> str:
+        status, output = self._raw(f'mktemp -d "${{TMPDIR:-/tmp}}/{prefix}.XXXXXX"', 30)
+        path = output.strip().splitlines()[-1] if output.strip() else ""
+        if status != 0 or not path.startswith("/"):
+            raise TransportError(f"mktemp -d failed on the oeqa target ({output.strip()[-200:]}).")
+        self._temp_dirs.append(path)
+        return path
+
+    def close(self) -> None:
+        if self._temp_dirs:
+            self._raw("rm -rf -- " + " ".join(shlex.quote(d) for d in self._temp_dirs), 60)
+            self._temp_dirs.clear()
+        self._scratch = None
+
+
+def collect_over(connection: OeqaConnection, label: str, profile: Profile, artifacts: Path) -> BoardFacts:
+    """The collector's steps (collect.collect_board) over an already open connection."""
+    facts = BoardFacts(target=label)
+    out_dir = artifacts / collect.board_dir_name(label)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        remote = connection.make_temp_dir()
+        # the suite's own collection steps, called in collect_board's order (no copy of their logic)
+        collect._upload_tools(connection, remote)
+        collect._collect_info(connection, remote, facts, out_dir)
+        for spec in profile.models:
+            facts.models.append(collect._collect_model(connection, remote, spec, profile, out_dir))
+        for collector in collectors(profile.family):
+            facts.extra.update(collector(connection=connection, remote_dir=remote, facts=facts,
+                                         profile=profile, artifacts=out_dir))
+    except TransportError as exc:
+        facts.collect_error = f"Board {label} stopped answering while it was examined: {exc}"
+    finally:
+        try:
+            connection.close()
+        except TransportError:
+            pass
+        facts.collect_seconds = time.monotonic() - started
+    return facts
+
+
+@dataclass(frozen=True)
+class OeqaVerdict:
+    profile: Profile
+    facts: BoardFacts
+    results: dict[str, CheckResult]
+
+
+def accept(oeqa_target: OeqaTarget, profile_name: str, artifacts: Path,
+           label: str = "oeqa-target", profile_dir: Path = PROFILE_DIR) -> OeqaVerdict:
+    """Examine the board behind an oeqa target and judge the seven checks."""
+    try:
+        profile = load_profile(profile_name, profile_dir)
+    except ProfileError as exc:
+        raise ValueError(str(exc)) from None
+    connection = OeqaConnection(oeqa_target, target=label)
+    facts = collect_over(connection, label, profile, artifacts)
+    return OeqaVerdict(profile, facts, run_all(facts, profile))
