@@ -285,3 +285,13 @@ def test_bad_usage_is_one_sentence_exit_2(case: str, tmp_path: Path, fd_model: P
         "zero-runs": ([*model, *inp, "--backend", "tflite-cpu", "--runs", "0"], ["--runs"]),
     }[case]
     assert_one_sentence_usage_error(run_tool("npu-run", *args, *base), *words)
+
+
+def test_board_code_is_python39_syntax() -> None:
+    """The board may have Python 3.9 (design: Python >= 3.9 on the board)."""
+    import ast
+
+    sources = [*TOOLS_DIR.rglob("*.py"), TOOLS_DIR / "npu-run", TOOLS_DIR / "npu-info"]
+    assert len(sources) > 10
+    for source in sources:
+        ast.parse(source.read_text(), filename=str(source), feature_version=(3, 9))
