@@ -12,3 +12,4 @@ if _SRC.is_dir() and str(_SRC) not in sys.path:
 
 # The plugin: options (--target, --board, …), per-board session fixtures, reports.
 pytest_plugins = ["npu_accept.plugin"]
+pytest_plugins.append("npu_accept.lab.pytest_labgrid")  # --lg-env: labgrid environments as --target

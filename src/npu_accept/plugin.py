@@ -222,10 +222,7 @@ def board(request: pytest.FixtureRequest, fleet: dict[str, BoardOutcome]) -> Boa
 
 @pytest.fixture
 def judge(
-    request: pytest.FixtureRequest,
-    board: BoardOutcome,
-    suite: SuiteState,
-    record_property: Callable[[str, object], None],
+    request: pytest.FixtureRequest, board: BoardOutcome, suite: SuiteState
 ) -> Callable[[str], CheckResult]:
     """`judge("driver")` reports check `driver` of this test's board: pass, fail or skip with its sentence."""
 
@@ -234,6 +231,7 @@ def judge(
         # Per-test properties exist in JUnit xunit1/legacy only (pytest's default xunit2 keeps
         # properties at suite level, recorded by the fleet fixture); add -o junit_family=xunit1.
         if request.config.getini("junit_family") in ("xunit1", "legacy"):
+            record_property = request.getfixturevalue("record_property")
             for key, value in board_properties(board).items():
                 record_property(key, value)
             record_property("check", CHECK_TITLES[check])

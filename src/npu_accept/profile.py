@@ -85,6 +85,9 @@ class PerformanceSpec:
     warmup: int
     min_speedup: float
     regression_tolerance: float
+    # Latency the speedup and the regression rules compare: p50 (default) or the fastest run
+    # ("min"), which a shared or loaded host (a board twin on a CI runner) disturbs far less.
+    statistic: str = "p50"
 
 
 @dataclass(frozen=True)
@@ -240,6 +243,7 @@ def _build(data: dict[str, Any], path: Path) -> Profile:
             warmup=perf["warmup"],
             min_speedup=float(perf["min_speedup"]),
             regression_tolerance=float(perf["regression_tolerance"]),
+            statistic=perf.get("statistic", "p50"),
         ),
         runtime=data.get("runtime"),
         daemon=data.get("daemon"),

@@ -87,6 +87,7 @@ def baseline_of(outcome: BoardOutcome) -> dict[str, Any]:
             models[model.spec.name] = {
                 "p50_ms": round(npu.p50, 4),
                 "p99_ms": round(npu.p99, 4),
+                "min_ms": round(npu.min, 4),
                 "runs": npu.runs,
                 "cpu_p50_ms": round(cpu.p50, 4) if cpu else None,
             }

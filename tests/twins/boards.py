@@ -16,6 +16,7 @@ What a healthy twin presents, and where a real board has it:
 Kernel release and label_image-era strings come from seed 000 (kernel 6.12.49-lts-next-g759f4038100f).
 Device-tree model/compatible strings are representative of an i.MX95 19x19 board, not read from a dtb.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,22 +27,22 @@ from pathlib import Path
 
 from twins.harness import DeviceNode, TwinFile, TwinSpec
 
-KERNEL_RELEASE = "6.12.49-lts-next-g759f4038100f"   # seed 000
+KERNEL_RELEASE = "6.12.49-lts-next-g759f4038100f"  # seed 000
 MODELS_DIR = "/usr/share/npu-models"
 CONVERTED_NAME = "face_detection_short_range_neutron.tflite"
 REFERENCE_NAME = "face_detection_short_range.tflite"
 DELEGATE_PATH = "/usr/lib/libneutron_delegate.so"
-POOL_BYTES = 0x08000000                               # 128 MiB, meta-npu's Neutron pool overlay
-NEUTRON_MAJOR = 240                                   # a local/experimental major: nothing binds it
+POOL_BYTES = 0x08000000  # 128 MiB, meta-npu's Neutron pool overlay
+NEUTRON_MAJOR = 240  # a local/experimental major: nothing binds it
 
 
 @dataclass(frozen=True)
 class TwinAssets:
     """Files built by the tests that every i.MX95 twin ships."""
 
-    delegate: Path     # the compiled twin delegate .so
-    converted: Path    # NPU model (has the NeutronGraph custom op)
-    reference: Path    # the unconverted model the CPU runs
+    delegate: Path  # the compiled twin delegate .so
+    converted: Path  # NPU model (has the NeutronGraph custom op)
+    reference: Path  # the unconverted model the CPU runs
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,12 @@ class Imx95Board:
     name: str = "imx95-healthy"
     revision: str = "2.0"
     driver_version: str = "1.0"
-    manifest_driver_version: str | None = "1.0"   # None: no build manifest on the board
+    manifest_driver_version: str | None = "1.0"  # None: no build manifest on the board
     delegate_present: bool = True
     delegate_mode: str = "ok"
-    pool_bytes: int | None = POOL_BYTES           # None: no Neutron pool in the device tree
+    pool_bytes: int | None = POOL_BYTES  # None: no Neutron pool in the device tree
     firmware_state: str = "running"
-    converted: Path | None = None                 # override the converted model (e.g. a slower build)
+    converted: Path | None = None  # override the converted model (e.g. a slower build)
     reference: Path | None = None
 
 
@@ -66,20 +67,37 @@ HEALTHY = Imx95Board()
 FAULTS: dict[str, tuple[Imx95Board, str, str]] = {
     "a0": (replace(HEALTHY, name="imx95-a0", revision="1.0"), "silicon", "A0 (revision 1.0)"),
     "a1": (replace(HEALTHY, name="imx95-a1", revision="1.1"), "silicon", "A1 (revision 1.1)"),
-    "old-driver": (replace(HEALTHY, name="imx95-old-driver", driver_version="0.9",
-                           manifest_driver_version="0.9"), "driver", "older than the profile minimum"),
-    "manifest-mismatch": (replace(HEALTHY, name="imx95-manifest-mismatch", manifest_driver_version="1.1"),
-                          "driver", "build manifest records 1.1"),
-    "delegate-zero-nodes": (replace(HEALTHY, name="imx95-claim-none", delegate_mode="claim-none"),
-                            "delegate", "offloaded 0 of"),
-    "delegate-missing": (replace(HEALTHY, name="imx95-no-delegate", delegate_present=False),
-                         "runtime", "libneutron_delegate.so is missing"),
-    "invoke-failure": (replace(HEALTHY, name="imx95-fail-invoke", delegate_mode="fail-invoke"),
-                       "delegate", "failed"),
-    "degenerate-outputs": (replace(HEALTHY, name="imx95-constant", delegate_mode="constant:0.227"),
-                           "outputs", "does not match"),
-    "pool-missing": (replace(HEALTHY, name="imx95-no-pool", pool_bytes=None),
-                     "memory", "pool is missing"),
+    "old-driver": (
+        replace(HEALTHY, name="imx95-old-driver", driver_version="0.9", manifest_driver_version="0.9"),
+        "driver",
+        "older than the profile minimum",
+    ),
+    "manifest-mismatch": (
+        replace(HEALTHY, name="imx95-manifest-mismatch", manifest_driver_version="1.1"),
+        "driver",
+        "build manifest records 1.1",
+    ),
+    "delegate-zero-nodes": (
+        replace(HEALTHY, name="imx95-claim-none", delegate_mode="claim-none"),
+        "delegate",
+        "offloaded 0 of",
+    ),
+    "delegate-missing": (
+        replace(HEALTHY, name="imx95-no-delegate", delegate_present=False),
+        "runtime",
+        "libneutron_delegate.so is missing",
+    ),
+    "invoke-failure": (
+        replace(HEALTHY, name="imx95-fail-invoke", delegate_mode="fail-invoke"),
+        "delegate",
+        "through the delegate failed",
+    ),
+    "degenerate-outputs": (
+        replace(HEALTHY, name="imx95-constant", delegate_mode="constant:0.227"),
+        "outputs",
+        "does not match",
+    ),
+    "pool-missing": (replace(HEALTHY, name="imx95-no-pool", pool_bytes=None), "memory", "pool is missing"),
 }
 
 # Slightly-off outputs within the profile's tolerance: must PASS every check.
@@ -96,22 +114,31 @@ def _be32(*values: int) -> bytes:
 def _manifest(board: Imx95Board, assets: TwinAssets) -> str:
     converted = board.converted or assets.converted
     reference = board.reference or assets.reference
-    return json.dumps({
-        "schema": "npu-build-manifest/1",
-        "npu_family": "neutron",
-        "machine": "imx95-19x19-verdin",
-        "distro": "fsl-imx-xwayland",
-        "image": "npu-image",
-        "kernel": {"recipe": "linux-imx", "version": "6.12.49", "srcrev": None},
-        "driver": {"recipe": "linux-imx", "version": board.manifest_driver_version, "srcrev": None},
-        "runtime": {"recipe": "neutron", "version": None, "srcrev": None},
-        "delegate": {"recipe": "tensorflow-lite-neutron-delegate", "version": None, "srcrev": None},
-        "daemon": None,
-        "models": [{"path": f"{MODELS_DIR}/{CONVERTED_NAME}",
-                    "sha256": hashlib.sha256(converted.read_bytes()).hexdigest()},
-                   {"path": f"{MODELS_DIR}/{REFERENCE_NAME}",
-                    "sha256": hashlib.sha256(reference.read_bytes()).hexdigest()}],
-    }, indent=2)
+    return json.dumps(
+        {
+            "schema": "npu-build-manifest/1",
+            "npu_family": "neutron",
+            "machine": "imx95-19x19-verdin",
+            "distro": "fsl-imx-xwayland",
+            "image": "npu-image",
+            "kernel": {"recipe": "linux-imx", "version": "6.12.49", "srcrev": None},
+            "driver": {"recipe": "linux-imx", "version": board.manifest_driver_version, "srcrev": None},
+            "runtime": {"recipe": "neutron", "version": None, "srcrev": None},
+            "delegate": {"recipe": "tensorflow-lite-neutron-delegate", "version": None, "srcrev": None},
+            "daemon": None,
+            "models": [
+                {
+                    "path": f"{MODELS_DIR}/{CONVERTED_NAME}",
+                    "sha256": hashlib.sha256(converted.read_bytes()).hexdigest(),
+                },
+                {
+                    "path": f"{MODELS_DIR}/{REFERENCE_NAME}",
+                    "sha256": hashlib.sha256(reference.read_bytes()).hexdigest(),
+                },
+            ],
+        },
+        indent=2,
+    )
 
 
 def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
@@ -149,13 +176,18 @@ def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
         files["/usr/share/meta-npu/build-manifest.json"] = _manifest(board, assets)
     if board.delegate_present:
         files[DELEGATE_PATH] = TwinFile(assets.delegate.read_bytes(), 0o755)
-    kernel_log = "\n".join([
-        f"[    0.000000] Linux version {KERNEL_RELEASE} (oe-user@oe-host) #1 SMP PREEMPT",
-        "[    2.101000] remoteproc remoteproc0: imx95-neutron-rproc is available",
-        "[    2.102000] remoteproc remoteproc0: powering up imx95-neutron-rproc",
-        "[    2.110000] remoteproc remoteproc0: Booting fw image NeutronFirmware.elf, size 38",
-        "[    2.120000] remoteproc remoteproc0: remote processor imx95-neutron-rproc is now up",
-    ]) + "\n"
+    kernel_log = (
+        "\n".join(
+            [
+                f"[    0.000000] Linux version {KERNEL_RELEASE} (oe-user@oe-host) #1 SMP PREEMPT",
+                "[    2.101000] remoteproc remoteproc0: imx95-neutron-rproc is available",
+                "[    2.102000] remoteproc remoteproc0: powering up imx95-neutron-rproc",
+                "[    2.110000] remoteproc remoteproc0: Booting fw image NeutronFirmware.elf, size 38",
+                "[    2.120000] remoteproc remoteproc0: remote processor imx95-neutron-rproc is now up",
+            ]
+        )
+        + "\n"
+    )
     return TwinSpec(
         name=board.name,
         files=files,

@@ -1,0 +1,157 @@
+"""The acceptance suite, run as a user runs it, against i.MX95 board twins: the healthy twin passes
+every check, each fault twin fails exactly its check with its sentence, slightly-off outputs pass,
+the seed-000 twin (A0 + constant outputs) is summed up as A0 silicon, a latency regression against
+a --baseline fails, and a fleet judges each board on its own."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+import pytest
+from twins.boards import FAULTS, HEALTHY, SEED_000, SLIGHTLY_OFF, imx95_spec
+from twins.boards_run import (
+    SuiteRun,
+    fleet_access,
+    imx95_assets,
+    imx95_twin_profile,
+    run_on_twin,
+    run_suite,
+    throttled,
+)
+
+ALL_CHECKS = {"driver", "silicon", "runtime", "delegate", "outputs", "memory", "performance"}
+SEED_000_SENTENCE = (
+    "NPU outputs are degenerate and the SoC is i.MX95 A0 (revision 1.0): NPU acceleration "
+    "is supported on B0 silicon only — this board cannot pass."
+)
+
+
+@pytest.fixture(scope="module")
+def matrix(twin_factory, tmp_path_factory) -> dict[str, SuiteRun]:
+    """Every i.MX95 twin judged once by the real suite (three suites at a time)."""
+    work = tmp_path_factory.mktemp("neutron-suite")
+    assets = imx95_assets(work / "assets")
+    profile = imx95_twin_profile(work / "profile")
+    boards = {
+        "healthy": HEALTHY,
+        "slightly-off": SLIGHTLY_OFF,
+        "seed-000": SEED_000,
+        "regression": replace(HEALTHY, name="imx95-throttled"),
+        **{name: board for name, (board, _, _) in FAULTS.items()},
+    }
+    twins = {name: twin_factory(imx95_spec(board, assets)) for name, board in boards.items()}
+    runs = {"healthy": run_on_twin(twins["healthy"], profile, work / "healthy")}
+    baseline = runs["healthy"].artifacts / "baseline.json"
+    assert baseline.is_file(), runs["healthy"].describe()
+    identity, known_hosts = fleet_access([twins["healthy"], twins["a0"]], work / "fleet-access")
+
+    def regression() -> SuiteRun:
+        with throttled(twins["regression"], percent=25):
+            return run_on_twin(
+                twins["regression"], profile, work / "regression", ["--baseline", str(baseline)]
+            )
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {
+            name: pool.submit(run_on_twin, twins[name], profile, work / name)
+            for name in boards
+            if name not in ("healthy", "regression")
+        }
+        futures["regression"] = pool.submit(regression)
+        futures["baseline-ok"] = pool.submit(
+            run_on_twin, twins["healthy"], profile, work / "baseline-ok", ["--baseline", str(baseline)]
+        )
+        futures["fleet"] = pool.submit(
+            run_suite,
+            [twins["healthy"].target, twins["a0"].target],
+            profile,
+            work / "fleet",
+            identity,
+            known_hosts,
+            ["--lava-signals"],
+        )
+        runs.update({name: future.result() for name, future in futures.items()})
+    runs["targets"] = {name: twin.target for name, twin in twins.items()}  # type: ignore[assignment]
+    return runs
+
+
+def test_healthy_twin_passes_every_check(matrix):
+    run = matrix["healthy"]
+    assert run.returncode == 0, run.describe()
+    assert {c: r.status for c, r in run.results().items()} == dict.fromkeys(ALL_CHECKS, "pass")
+    assert "ACCEPTED" in run.stdout and "NOT ACCEPTED" not in run.stdout
+
+
+def test_slightly_off_outputs_within_tolerance_pass(matrix):
+    run = matrix["slightly-off"]
+    assert run.returncode == 0, run.describe()
+    assert run.failed() == set()
+    row = next(
+        line
+        for line in (run.artifacts / "report.md").read_text().splitlines()
+        if line.startswith("| face_detection | out0 | CPU |")
+    )
+    max_abs = float(row.split("|")[8])
+    assert 0 < max_abs <= 0.05, row  # really off, and within the profile's max_abs
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_fault_twin_fails_exactly_its_check(matrix, fault):
+    _, check, words = FAULTS[fault]
+    run = matrix[fault]
+    assert run.returncode == 1, run.describe()
+    assert run.failed() == {check}, run.describe()
+    message = run.results()[check].message
+    assert words in message, message
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_a0_message_names_b0_silicon(matrix):
+    message = matrix["a0"].results()["silicon"].message
+    assert message.startswith(
+        "The SoC is i.MX95 A0 (revision 1.0): NPU acceleration is supported on B0 "
+        "silicon only — this board cannot pass"
+    ), message
+
+
+def test_degenerate_outputs_are_named_degenerate(matrix):
+    message = matrix["degenerate-outputs"].results()["outputs"].message
+    assert "degenerate" in message or "constant" in message, message
+
+
+def test_seed_000_twin_summary_names_a0_silicon(matrix):
+    run = matrix["seed-000"]
+    assert run.returncode == 1, run.describe()
+    assert run.failed() == {"silicon", "outputs"}, run.describe()
+    assert SEED_000_SENTENCE in run.stdout, run.stdout[-2000:]
+    summary = json.loads((run.artifacts / "summary.json").read_text())
+    (board,) = summary.values()
+    assert board["root_cause"] == SEED_000_SENTENCE
+    assert SEED_000_SENTENCE in (run.artifacts / "report.md").read_text()
+    assert SEED_000_SENTENCE in (run.artifacts / "report.html").read_text()
+
+
+def test_latency_regression_against_baseline_fails(matrix):
+    run = matrix["regression"]
+    assert run.returncode == 1, run.describe()
+    assert run.failed() == {"performance"}, run.describe()
+    assert "regressed" in run.results()["performance"].message
+
+
+def test_latency_within_baseline_tolerance_passes(matrix):
+    run = matrix["baseline-ok"]
+    assert run.returncode == 0, run.describe()
+    assert "of the baseline" in run.results()["performance"].message
+
+
+def test_fleet_judges_each_board_on_its_own(matrix):
+    run = matrix["fleet"]
+    healthy, a0 = matrix["targets"]["healthy"], matrix["targets"]["a0"]
+    assert run.returncode == 1, run.describe()
+    assert run.failed(healthy) == set() and len(run.results(healthy)) == 7, run.describe()
+    assert run.failed(a0) == {"silicon"}, run.describe()
+    assert f"{healthy} (imx95-verdin-twin): ACCEPTED" in run.stdout
+    safe_a0 = a0.replace("@", "_").replace(":", "_")
+    assert f"<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=silicon-{safe_a0} RESULT=fail>" in run.stdout

@@ -1,0 +1,233 @@
+"""Run the real acceptance suite (`python3 -m pytest pytests …`) against board twins and read back
+what a user and a CI would see: exit status, terminal output, JUnit XML per test case, artifacts.
+
+Shared by tests/test_suite_neutron.py, tests/test_cli_options.py, tests/test_reports.py and the
+benchmarks.  Nothing here judges a board: the suite does, in its own process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import models
+import numpy as np
+import yaml
+
+from twins.boards import CONVERTED_NAME, MODELS_DIR, REFERENCE_NAME, TwinAssets
+from twins.delegate.build import build_delegate
+from twins.delegate.convert import convert
+from twins.harness import Twin
+
+REPO = Path(__file__).resolve().parents[2]
+PROFILES = REPO / "pytests" / "profiles"
+SUITE_TIMEOUT_S = 600
+
+
+def imx95_assets(directory: Path) -> TwinAssets:
+    """The twin delegate, the real face detector and its "Neutron-converted" copy (cached in directory)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    delegate = build_delegate(directory)
+    reference = models.model_path(models.FACE_DETECTION)
+    converted = directory / CONVERTED_NAME
+    if not converted.exists() or converted.stat().st_mtime < reference.stat().st_mtime:
+        partial = directory / (CONVERTED_NAME + ".tmp")
+        convert(reference, partial)
+        partial.replace(converted)
+    return TwinAssets(delegate=delegate, converted=converted, reference=reference)
+
+
+def imx95_twin_profile(directory: Path, runs: int = 20, regression_tolerance: float = 1.0) -> Path:
+    """imx95-verdin.yaml with the twin's models and the twin's performance expectations.
+
+    Everything that judges the silicon, driver, delegate, pool and outputs is the shipped profile's.
+    Only the models differ (the twin ships the MediaPipe face detector; its input is a real photo)
+    and the speed expectations: a twin's "NPU" is the host CPU, so it cannot be 2x faster than it.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    data = yaml.safe_load((PROFILES / "imx95-verdin.yaml").read_text())
+    photo = directory / "face_detection_input.npy"
+    np.save(photo, models.face_detection_input())
+    data["name"] = "imx95-verdin-twin"
+    data["models"] = [
+        {
+            "name": "face_detection",
+            "path": f"{MODELS_DIR}/{CONVERTED_NAME}",
+            "reference": f"{MODELS_DIR}/{REFERENCE_NAME}",
+            "inputs": [{"file": photo.name}],
+            "thresholds": {
+                "cosine": 0.99,
+                "euclid": 0.90,
+                "sqnr_db": 20,
+                "top_k": 5,
+                "top_k_agree": 0.8,
+                "max_abs": 0.05,
+            },
+        }
+    ]
+    data["performance"] = {
+        "runs": runs,
+        "warmup": 3,
+        "min_speedup": 0.3,
+        "regression_tolerance": regression_tolerance,
+    }
+    path = directory / "imx95-verdin-twin.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@dataclass(frozen=True)
+class Case:
+    """One JUnit test case: the check, the board, pass/fail/skip and the sentence."""
+
+    check: str
+    target: str
+    status: str
+    message: str
+
+
+@dataclass
+class SuiteRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    artifacts: Path
+    seconds: float
+    cases: list[Case] = field(default_factory=list)
+
+    def results(self, target: str | None = None) -> dict[str, Case]:
+        return {c.check: c for c in self.cases if target is None or c.target == target}
+
+    def failed(self, target: str | None = None) -> set[str]:
+        return {c.check for c in self.results(target).values() if c.status == "fail"}
+
+    def describe(self) -> str:
+        return (
+            f"exit {self.returncode}\n"
+            + "\n".join(f"{c.target} {c.check}: {c.status} {c.message}" for c in self.cases)
+            + f"\n--- stdout tail ---\n{self.stdout[-3000:]}\n--- stderr tail ---\n{self.stderr[-2000:]}"
+        )
+
+
+_CASE_NAME = re.compile(r"test_(\w+)\[(.+)\]$")
+
+
+def read_junit(path: Path) -> list[Case]:
+    cases = []
+    for node in ET.parse(path).iter("testcase"):
+        match = _CASE_NAME.match(node.get("name", ""))
+        if not match:
+            continue
+        status, message = "pass", ""
+        for child in node:
+            if child.tag in ("failure", "error"):
+                status, message = "fail", child.get("message", "")
+            elif child.tag == "skipped":
+                status, message = "skip", child.get("message", "")
+        cases.append(Case(match.group(1), match.group(2), status, message))
+    return cases
+
+
+def run_suite(
+    targets: Sequence[str],
+    profile: str | Path,
+    workdir: Path,
+    identity: Path | None,
+    known_hosts: Path | None,
+    extra: Sequence[str] = (),
+    timeout: float = SUITE_TIMEOUT_S,
+) -> SuiteRun:
+    """The suite as a user runs it, in a subprocess, with JUnit XML and artifacts under workdir."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    junit = workdir / "junit.xml"
+    artifacts = workdir / "artifacts"
+    argv = [sys.executable, "-m", "pytest", "pytests", "-p", "no:cacheprovider", "-q"]
+    for target in targets:
+        argv += ["--target", target]
+    argv += ["--board", str(profile), "--junitxml", str(junit), "--artifacts", str(artifacts)]
+    if identity is not None:
+        argv += ["--identity", str(identity)]
+    if known_hosts is not None:
+        argv += ["--known-hosts", str(known_hosts)]
+    argv += list(extra)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    started = time.monotonic()
+    proc = subprocess.run(
+        argv, cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env, check=False
+    )
+    run = SuiteRun(proc.returncode, proc.stdout, proc.stderr, artifacts, time.monotonic() - started)
+    if junit.exists():
+        run.cases = read_junit(junit)
+    return run
+
+
+def run_on_twin(twin: Twin, profile: str | Path, workdir: Path, extra: Sequence[str] = ()) -> SuiteRun:
+    return run_suite([twin.target], profile, workdir, twin.identity, twin.known_hosts, extra)
+
+
+def fleet_access(twins: Sequence[Twin], directory: Path) -> tuple[Path, Path]:
+    """One identity and one known_hosts file for a fleet of twins (the first twin's client key is
+    authorized on every twin, through the harness's /run/twin/authorized_keys)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    identity = twins[0].identity
+    public = identity.with_suffix(".pub").read_text()
+    for twin in twins[1:]:
+        with (twin.directory / "run" / "authorized_keys").open("a") as keys:
+            keys.write(public)
+    known_hosts = directory / "known_hosts"
+    known_hosts.write_text("".join(t.known_hosts.read_text() for t in twins))
+    return identity, known_hosts
+
+
+@contextmanager
+def throttled(twin: Twin, percent: int, period_us: int = 4000) -> Iterator[None]:
+    """Cap every process of a twin (sshd and all it starts) at `percent` of one CPU with a cgroup:
+    a real slowdown, as a board whose clock dropped would show. cgroup v1 (cpu controller) or v2.
+    The short period makes every millisecond-long inference wait for its next slice."""
+    name = f"npu-twin-{twin.port}"
+    v1 = Path("/sys/fs/cgroup/cpu")
+    v2 = Path("/sys/fs/cgroup")
+    if (v1 / "cpu.cfs_quota_us").exists():
+        group = v1 / name
+        group.mkdir(exist_ok=True)
+        (group / "cpu.cfs_period_us").write_text(str(period_us))
+        (group / "cpu.cfs_quota_us").write_text(str(period_us * percent // 100))
+        parent_procs = v1 / "cgroup.procs"
+    elif (v2 / "cgroup.controllers").exists() and "cpu" in (v2 / "cgroup.controllers").read_text():
+        subtree = v2 / "cgroup.subtree_control"
+        if "cpu" not in subtree.read_text().split():
+            subtree.write_text("+cpu")
+        group = v2 / name
+        group.mkdir(exist_ok=True)
+        (group / "cpu.max").write_text(f"{period_us * percent // 100} {period_us}")
+        parent_procs = v2 / "cgroup.procs"
+    else:
+        raise RuntimeError(
+            "No writable cgroup cpu controller (v1 /sys/fs/cgroup/cpu or v2 cpu.max); the "
+            "latency-regression twin needs one — run the tests as root on a host with cgroups."
+        )
+    for pid in twin.pids():
+        try:
+            (group / "cgroup.procs").write_text(str(pid))
+        except (ProcessLookupError, OSError):
+            pass  # a short-lived process already gone
+    try:
+        yield
+    finally:
+        for pid in (group / "cgroup.procs").read_text().split():
+            try:
+                parent_procs.write_text(pid)
+            except OSError:
+                pass
+        try:
+            group.rmdir()
+        except OSError:
+            pass
