@@ -193,3 +193,21 @@ def test_runs_on_the_host_without_traceback() -> None:
     run = run_tool("npu-info", "--json", env={"PATH": os.environ.get("PATH", ""), "HOME": "/tmp"})
     assert run.code == 0 and "Traceback" not in run.stderr
     validate(run.json(), "npu-info")
+
+
+def test_crashing_probe_still_gives_json(tmp_path: Path, fakebin: Path) -> None:
+    import shutil
+
+    from npu_tools import TOOLS_DIR
+
+    copy = tmp_path / "upload"
+    shutil.copytree(TOOLS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "npu_target" / "probes" / "neutron.py").write_text(
+        "def detect(ctx):\n    raise OSError('boom')\n\ndef probe(ctx):\n    return None\n")
+    run = run_tool("npu-info", "--json", "--root", str(neutron_board(tmp_path / "b")), tools_dir=copy,
+                   env={"PATH": str(fakebin)})
+    assert run.code == 0 and "Traceback" not in run.stderr
+    doc = run.json()
+    validate(doc, "npu-info")
+    assert any(e.startswith("probe for family 'neutron' failed while detecting (OSError: boom)")
+               for e in doc["errors"])

@@ -295,3 +295,15 @@ def test_board_code_is_python39_syntax() -> None:
     assert len(sources) > 10
     for source in sources:
         ast.parse(source.read_text(), filename=str(source), feature_version=(3, 9))
+
+
+def test_crashing_backend_is_one_sentence(tmp_path: Path, fd_model: Path, fd_input: Path) -> None:
+    copy = tmp_path / "upload"
+    shutil.copytree(TOOLS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "npu_target" / "backends" / "cvi.py").write_text("def run(request):\n    return 1 / 0\n")
+    run = run_tool("npu-run", "--model", str(fd_model), "--input", str(fd_input), "--output-dir",
+                   str(tmp_path / "o"), "--backend", "cvi", "--json", tools_dir=copy)
+    assert run.code == 1 and run.stdout == "" and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines() == [
+        "npu-run: the run failed unexpectedly (ZeroDivisionError: division by zero); "
+        "report this with the command line."]

@@ -105,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     except RunFailure as failure:
         print(f"npu-run: {failure}", file=sys.stderr)
         return EXIT_FAILED
+    except Exception as exc:  # one sentence, never a traceback, whatever a backend hit
+        print(f"npu-run: the run failed unexpectedly ({type(exc).__name__}: "
+              f"{str(exc).strip()[:300]}); report this with the command line.", file=sys.stderr)
+        return EXIT_FAILED
     doc = to_json(request, result)
     print(json.dumps(doc, indent=1) if args.json else human(doc))
     sys.stdout.flush()

@@ -63,16 +63,30 @@ def detect_family(ctx: ProbeContext, errors: list[str]) -> str:
             errors.append(f"probe for family '{family}' is not installed "
                           f"(npu_target/probes/{module_name}.py missing); its NPU cannot be detected.")
             continue
-        if module.detect(ctx):
+        try:
+            found = module.detect(ctx)
+        except Exception as exc:  # a broken probe must not hide the other families' facts
+            errors.append(f"probe for family '{family}' failed while detecting ({_describe(exc)}); "
+                          "report this with the npu-info output.")
+            continue
+        if found:
             return family
     return "none"
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).strip()[:200]}"
 
 
 def probe_family(ctx: ProbeContext, family: str) -> FamilyFacts:
     module = load_probe(family)
     if module is None:
         return FamilyFacts(errors=[f"no probe is installed for family '{family}'; reinstall npu-tools."])
-    facts = module.probe(ctx)
+    try:
+        facts = module.probe(ctx)
+    except Exception as exc:  # report, never a traceback: npu-info must always print its JSON
+        return FamilyFacts(errors=[f"probe for family '{family}' failed ({_describe(exc)}); "
+                                   "report this with the npu-info output."])
     if not isinstance(facts, FamilyFacts):
         return FamilyFacts(errors=[f"probe for family '{family}' returned no facts; reinstall npu-tools."])
     return facts
