@@ -1,0 +1,199 @@
+"""npu-run's rknn backend and npu-info's RKNPU probe, against a stand-in librknnrt built from C.
+
+The stand-in (tests/twins/boards_rockchip.py) exports the librknnrt C API with rknn_api.h's
+structure layout, so these tests exercise the real ctypes calls of npu_target/backends/rknn.py;
+its outputs are recomputed here with numpy. The probe tests read twin board trees (npu-info
+--root) with the faults the suite must catch: SRAM missing, server down, version mismatch, old
+driver.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from npu_tools import TOOLS_DIR, assert_one_sentence_usage_error, run_tool
+from twins.boards_rockchip import (
+    MOBILENET_INPUT,
+    MOBILENET_OUTPUT,
+    TwinTensor,
+    build_runtime,
+    build_server,
+    reference_outputs,
+    twin_model,
+)
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("rknn")
+
+
+@pytest.fixture(scope="module")
+def runtime(work: Path) -> Path:
+    return build_runtime(work)
+
+
+@pytest.fixture(scope="module")
+def model(work: Path) -> Path:
+    path = work / "mobilenet_v1.rknn"
+    path.write_bytes(twin_model([MOBILENET_INPUT], [MOBILENET_OUTPUT]))
+    return path
+
+
+@pytest.fixture(scope="module")
+def image(work: Path) -> tuple[Path, np.ndarray]:
+    array = np.random.default_rng(7).integers(0, 256, MOBILENET_INPUT.dims, dtype=np.uint8)
+    path = work / "in0.npy"
+    np.save(path, array)
+    return path, array
+
+
+def npu_run(runtime: Path, *args: str | Path):  # noqa: ANN201 (ToolRun)
+    env = dict(os.environ, NPU_RUN_LIBRKNNRT=str(runtime))
+    return run_tool("npu-run", *map(str, args), env=env)
+
+
+def test_rknn_backend_runs_the_model_and_returns_raw_outputs(runtime: Path, model: Path, image,
+                                                             work: Path) -> None:
+    path, array = image
+    out = work / "out"
+    result = npu_run(runtime, "--model", model, "--input", path, "--output-dir", out, "--backend", "rknn",
+                     "--runs", "3", "--warmup", "1", "--json")
+    assert result.code == 0, result.stderr
+    doc = result.json()
+    assert doc["backend"] == "rknn" and doc["bindings"] == "librknnrt 2.3.2 (twin)"
+    assert doc["errors"] == [] and len(doc["latency_ms"]) == 3
+    assert doc["inputs"][0]["shape"] == [1, 224, 224, 3] and doc["inputs"][0]["dtype"] == "uint8"
+    output = doc["outputs"][0]
+    assert output["name"] == MOBILENET_OUTPUT.name and output["dtype"] == "int8"
+    assert output["shape"] == [1, 1001]
+    assert output["zero_point"] == -128 and output["scale"] == pytest.approx(0.00390625)
+    got = np.load(out / output["file"])
+    assert np.array_equal(got, reference_outputs([array], [MOBILENET_OUTPUT])[0])
+
+
+def test_two_outputs_come_back_in_order(runtime: Path, image, work: Path) -> None:
+    path, array = image
+    outputs = [TwinTensor("boxes", (1, 4, 8), "uint8", fmt=0), TwinTensor("scores", (1, 8), "int8", fmt=0)]
+    two = work / "two.rknn"
+    two.write_bytes(twin_model([MOBILENET_INPUT], outputs))
+    result = npu_run(runtime, "--model", two, "--input", path, "--output-dir", work / "two",
+                     "--backend", "rknn", "--json")
+    assert result.code == 0, result.stderr
+    want = reference_outputs([array], outputs)
+    for entry, expected in zip(result.json()["outputs"], want, strict=True):
+        assert np.array_equal(np.load(work / "two" / entry["file"]), expected)
+
+
+def test_model_the_runtime_rejects_is_a_failed_run(runtime: Path, image, work: Path) -> None:
+    bad = work / "bad.rknn"
+    bad.write_bytes(b"not a model")
+    result = npu_run(runtime, "--model", bad, "--input", image[0], "--output-dir", work / "bad",
+                     "--backend", "rknn", "--json")
+    assert result.code == 1
+    assert result.json()["errors"] == [
+        "rknn_init failed with -6 (RKNN_ERR_MODEL_INVALID); see the librknnrt log above and check that "
+        "the model was converted for this SoC and the driver is loaded."]
+
+
+def test_input_of_the_wrong_shape_is_a_usage_error(runtime: Path, model: Path, work: Path) -> None:
+    wrong = work / "wrong.npy"
+    np.save(wrong, np.zeros((1, 3, 224, 224), dtype=np.uint8))
+    result = npu_run(runtime, "--model", model, "--input", wrong, "--output-dir", work / "w",
+                     "--backend", "rknn", "--json")
+    assert result.code == 1 or result.code == 2
+    text = result.stderr if result.code == 2 else " ".join(result.json()["errors"])
+    assert "has shape [1, 3, 224, 224] but model input 'input' needs [1, 224, 224, 3]" in text
+
+
+def test_missing_runtime_is_one_sentence(model: Path, image, work: Path) -> None:
+    result = npu_run(work / "nowhere" / "librknnrt.so", "--model", model, "--input", image[0],
+                     "--output-dir", work / "m", "--backend", "rknn", "--json")
+    assert_one_sentence_usage_error(result, "cannot load the RKNN runtime", "install librknnrt")
+
+
+def test_unknown_rknn_option_is_one_sentence(runtime: Path, model: Path, image, work: Path) -> None:
+    result = npu_run(runtime, "--model", model, "--input", image[0], "--output-dir", work / "o",
+                     "--backend", "rknn", "--delegate-option", "turbo=1", "--json")
+    assert_one_sentence_usage_error(result, "unknown rknn option(s) turbo")
+
+
+def test_sram_option_is_accepted(runtime: Path, model: Path, image, work: Path) -> None:
+    result = npu_run(runtime, "--model", model, "--input", image[0], "--output-dir", work / "s",
+                     "--backend", "rknn", "--delegate-option", "sram=1", "--json")
+    assert result.code == 0, result.stderr
+
+
+# --- npu-info's RKNPU probe on board trees with faults ----------------------------------------
+
+def board_tree(root: Path, runtime: Path, server: Path, *, driver: str = "0.9.8",
+               sram: int | None = 0xEF000) -> Path:
+    from twins.boards_rockchip import mm_bitmap
+
+    files = {
+        "sys/kernel/debug/rknpu/version": f"RKNPU driver: v{driver}\n",
+        "sys/kernel/debug/rknpu/load": "NPU load:  Core0:  0%, Core1:  0%, Core2:  0%,\n",
+        "sys/class/drm/renderD129/device/of_node/compatible": "rockchip,rk3588-rknpu\0",
+    }
+    if sram is not None:
+        files["sys/kernel/debug/rknpu/mm"] = mm_bitmap(sram)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "usr/lib").mkdir(parents=True, exist_ok=True)
+    (root / "usr/bin").mkdir(parents=True, exist_ok=True)
+    (root / "usr/lib/librknnrt.so").write_bytes(runtime.read_bytes())
+    (root / "usr/bin/rknn_server").write_bytes(server.read_bytes())
+    return root
+
+
+def probe(root: Path):  # noqa: ANN201 (FamilyFacts)
+    import sys
+
+    if str(TOOLS_DIR) not in sys.path:
+        sys.path.insert(0, str(TOOLS_DIR))
+    from npu_target.probes import rknpu
+    from npu_target.probes.common import ProbeContext
+
+    ctx = ProbeContext(root=root)
+    assert rknpu.detect(ctx)
+    return rknpu.probe(ctx)
+
+
+@pytest.fixture(scope="module")
+def server(work: Path) -> Path:
+    return build_server(work)
+
+
+def test_healthy_tree_reports_driver_sram_runtime_and_server(tmp_path: Path, runtime: Path,
+                                                             server: Path) -> None:
+    facts = probe(board_tree(tmp_path, runtime, server))
+    assert facts.driver["version"] == "0.9.8"
+    assert facts.driver["version_source"] == "/sys/kernel/debug/rknpu/version"
+    assert facts.driver["devices"] == ["/dev/dri/renderD129"]
+    assert facts.memory["sram"]["present"] and facts.memory["sram"]["size"] == 0xEF000
+    assert facts.runtime["version"] == "2.3.2" and facts.daemon["version"] == "2.3.2"
+    assert facts.load.startswith("NPU load:")
+    # A tree has no processes: the only complaint is the server that is not running.
+    assert [e for e in facts.errors if "rknn_server is not running" not in e] == []
+
+
+def test_missing_sram_is_reported(tmp_path: Path, runtime: Path, server: Path) -> None:
+    facts = probe(board_tree(tmp_path, runtime, server, sram=None))
+    assert facts.memory["sram"]["present"] is False
+    assert any("the RKNPU has no SRAM" in e for e in facts.errors)
+
+
+def test_server_and_runtime_of_different_releases_are_reported(tmp_path: Path, work: Path,
+                                                               server: Path) -> None:
+    old = build_runtime(work, "2.3.0")
+    facts = probe(board_tree(tmp_path, old, server))
+    assert any("rknn_server 2.3.2 and librknnrt 2.3.0 differ" in e for e in facts.errors)
+
+
+def test_old_driver_version_is_what_the_probe_reports(tmp_path: Path, runtime: Path, server: Path) -> None:
+    facts = probe(board_tree(tmp_path, runtime, server, driver="0.8.2"))
+    assert facts.driver["version"] == "0.8.2"
