@@ -2,7 +2,9 @@
 neutron-converter --dump-statistics, and TFLite / vendor delegation lines.
 
 Wording, from the sources themselves:
-- NXP Neutron delegate (seed 000, label_image on i.MX95):
+- TFLite SimpleDelegate (tflite/delegates/utils/simple_delegate.cc, INFO level, printed by default),
+  which NXP's NeutronDelegate uses (nxp-imx/tflite-neutron-delegate neutron_delegate.cc):
+  "%s delegate: %d nodes delegated out of %d nodes with %d partitions."; seed 000, i.MX95:
   "NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1 partitions."
   "Neutron delegate version: v1.0.0-f24d08e5, zerocp enabled."
 - TFLite, google-ai-edge/LiteRT tflite/core/subgraph.cc (since 7d88950ea, 2024-11-22; VERBOSE level,

@@ -6,8 +6,12 @@
  * Prepare through the real TfLiteContext API (GetExecutionPlan, GetNodeAndRegistration,
  * PreviewDelegatePartitioning, ReplaceNodeSubsetsWithDelegateKernels) and computes them: a
  * "NeutronGraph" custom op (the twin's converted model turns RESHAPE nodes into it) is a byte copy
- * of its first input, which is exactly what RESHAPE computes. It prints the vendor's line
- * "NeutronDelegate delegate: N nodes delegated out of M nodes with P partitions.".
+ * of its first input, which is exactly what RESHAPE computes. Like NXP's delegate (a TFLite
+ * SimpleDelegate named "NeutronDelegate" claiming builtin CUSTOM nodes named "NeutronGraph",
+ * nxp-imx/tflite-neutron-delegate neutron_delegate.cc at f6ed0fc8) it prints the line TFLite's
+ * SimpleDelegate prints (tflite/delegates/utils/simple_delegate.cc):
+ * "NeutronDelegate delegate: N nodes delegated out of M nodes with P partitions."
+ * with M = the execution plan's size and P = the partitions of the claimed nodes.
  *
  * Fault modes come from a config file (default /etc/neutron-twin.conf, or delegate option
  * "config"), "key = value" lines:
@@ -299,9 +303,10 @@ __attribute__((visibility("default"))) TfLiteDelegate* tflite_plugin_create_dele
   }
   twin->base.data_ = twin;
   twin->base.Prepare = delegate_prepare;
-  /* kTfLiteDelegateFlagsAllowDynamicTensors (1): without it Subgraph::ModifyGraphWithDelegateImpl
-   * prepares every op before calling Prepare, and the unresolved NeutronGraph custom op fails there
-   * before the delegate can claim it. */
+  /* kTfLiteDelegateFlagsAllowDynamicTensors (1), as NXP's delegate is created (nxp-imx/
+   * tflite-neutron-delegate neutron_delegate.cc, commit f6ed0fc8): without it
+   * Subgraph::ModifyGraphWithDelegateImpl prepares every op before calling Prepare, and the
+   * unresolved NeutronGraph custom op fails there before the delegate can claim it. */
   twin->base.flags = 1;
   fprintf(stderr, "INFO: Neutron delegate version: %s, meta-npu board twin (config %s).\n", TWIN_VERSION,
           config_path);

@@ -3,8 +3,10 @@
 Wording read from the runtime itself: libLiteRt.so in ai-edge-litert 2.3.0 carries
 "Replacing %d out of %d node(s) with delegate (%s) node, yielding %zu partitions for subgraph %d (%s).";
 older TFLite prints "Replacing %d node(s) with delegate (%s) node, yielding %zu partitions.".
-NXP's delegate prints "NeutronDelegate delegate: N nodes delegated out of M nodes with P partitions."
-(seed 000, label_image on i.MX95).
+Delegates built on TFLite's SimpleDelegate (NXP's NeutronDelegate among them) print
+"%s delegate: %d nodes delegated out of %d nodes with %d partitions." at INFO level
+(tflite/delegates/utils/simple_delegate.cc), e.g. seed 000 on i.MX95:
+"NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1 partitions."
 """
 
 from __future__ import annotations
