@@ -85,3 +85,153 @@ def test_the_linux_imx_bbappend_requires_the_neutron_inc_only_with_the_feature()
     assert 'DELTA_KERNEL_DEFCONFIG:append = " npu-neutron.cfg"' in inc
     cfg = (kernel / "linux-imx" / "npu-neutron.cfg").read_text()
     assert {"CONFIG_NEUTRON=y", "CONFIG_IMX_NEUTRON_REMOTEPROC=y"} <= set(cfg.split())
+
+
+# --- npu-base.bbclass and npu-manifest.bbclass under real BitBake (bbevents.py) ---
+
+CLASSES = [LAYER / "classes" / "npu-base.bbclass", LAYER / "classes" / "npu-manifest.bbclass"]
+IMX95 = {
+    "MACHINE": "imx95-19x19-verdin",
+    "MACHINEOVERRIDES": "aarch64:imx-generic-bsp:imx-nxp-bsp:mx9-nxp-bsp:mx95-generic-bsp:mx95-nxp-bsp:mx95",
+    "OVERRIDES": "linux:aarch64:imx-generic-bsp:imx-nxp-bsp:mx9-nxp-bsp:mx95-generic-bsp:mx95-nxp-bsp:mx95",
+    "BBFILE_COLLECTIONS": "core freescale-layer meta-freescale-ml npu",
+    "MACHINE_FEATURES": "npu",
+}
+
+
+def config(**changes: str) -> dict[str, str]:
+    """The i.MX95 Verdin configuration, as meta-freescale sets it, with CHANGES applied."""
+    variables = dict(IMX95, LAYERDIR=str(LAYER))
+    variables.update(changes)
+    return variables
+
+
+def with_layer_conf(variables: dict[str, str]) -> list[Path]:
+    return [LAYER_CONF, *CLASSES] if "NPU_ENABLED" not in variables else CLASSES
+
+
+def one_sentence(message: str) -> bool:
+    return message.endswith(".") and ". " not in message and "\n" not in message
+
+
+def parse(variables: dict[str, str]):  # noqa: ANN201 - a context manager of bbevents
+    from bbevents import parsed_classes
+
+    return parsed_classes(with_layer_conf(variables), variables)
+
+
+def test_npu_enabled_follows_machine_or_distro_features() -> None:
+    for features, expected in ((("npu", ""), "1"), (("", "npu"), "1"), (("", ""), "0")):
+        with parse(config(MACHINE_FEATURES=features[0], DISTRO_FEATURES=features[1])) as bbc:
+            assert bbc.data.getVar("NPU_ENABLED") == expected, features
+
+
+def test_npu_family_defaults_to_neutron_on_the_imx95_nxp_bsp_only() -> None:
+    with parse(config()) as bbc:
+        assert bbc.data.getVar("NPU_FAMILY") == "neutron"
+    with parse(config(OVERRIDES="linux:aarch64", MACHINEOVERRIDES="aarch64")) as bbc:
+        assert bbc.data.getVar("NPU_FAMILY") == "none"
+
+
+def test_an_unknown_npu_family_stops_the_parse_with_one_sentence() -> None:
+    import bb.event
+
+    with parse(config(NPU_FAMILY="hailo")) as bbc:
+        message = bbc.fire(bb.event.ConfigParsed())
+    assert message is not None and one_sentence(message)
+    assert 'NPU_FAMILY = "hailo"' in message and "neutron, rknpu, rocket, cvitek-tpu, none" in message
+    with parse(config(NPU_FAMILY="rocket")) as bbc:
+        assert bbc.fire(bb.event.ConfigParsed()) is None
+
+
+def test_a_missing_vendor_layer_stops_the_build_with_one_sentence() -> None:
+    import bb.event
+
+    start = bb.event.BuildStarted("npu-image", ["npu-image"])
+    with parse(config(BBFILE_COLLECTIONS="core freescale-layer npu", ACCEPT_FSL_EULA="1")) as bbc:
+        message = bbc.fire(start)
+    assert message is not None and one_sentence(message) and "meta-freescale-ml" in message
+    with parse(config(ACCEPT_FSL_EULA="1")) as bbc:
+        assert bbc.fire(start) is None
+    with parse(config(BBFILE_COLLECTIONS="core npu", ACCEPT_FSL_EULA="1", MACHINE_FEATURES="")) as bbc:
+        assert bbc.fire(start) is None  # integration off: the layer does not interfere
+
+
+def test_the_eula_guard_stops_an_nxp_bsp_build_without_the_opt_in() -> None:
+    import bb.event
+
+    start = bb.event.BuildStarted("npu-image", ["npu-image"])
+    with parse(config()) as bbc:
+        message = bbc.fire(start)
+    assert message is not None and one_sentence(message)
+    assert "kas/opt/accept-fsl-eula.yml" in message and "EULA" in message and "legal" in message
+    with parse(config(ACCEPT_FSL_EULA="0")) as bbc:
+        assert bbc.fire(start) == message
+    with parse(config(ACCEPT_FSL_EULA="1")) as bbc:
+        assert bbc.fire(start) is None
+    # meta-imx in the build stops it too, whatever the machine's overrides say
+    with_meta_imx = "core freescale-layer meta-freescale-ml imx-machine-learning npu"
+    with parse(config(MACHINEOVERRIDES="aarch64", OVERRIDES="aarch64", BBFILE_COLLECTIONS=with_meta_imx)) as bbc:
+        assert bbc.fire(start) == message
+
+
+def test_the_eula_guard_leaves_other_machines_alone() -> None:
+    import bb.event
+
+    other = config(MACHINE="qemuarm64", MACHINEOVERRIDES="aarch64:qemuall", OVERRIDES="linux:aarch64",
+                   BBFILE_COLLECTIONS="core npu")
+    with parse(other) as bbc:
+        assert bbc.fire(bb.event.BuildStarted("npu-image", ["npu-image"])) is None
+
+
+@pytest.mark.parametrize(
+    ("pn", "features", "exported"),
+    [("linux-imx", "npu", True), ("neutron", "npu", True), ("tensorflow-lite-neutron-delegate", "npu", True),
+     ("linux-imx", "", False), ("busybox", "npu", False)],
+)
+def test_only_the_manifest_recipes_export_srcrev_and_only_with_the_feature(
+    pn: str, features: str, exported: bool
+) -> None:
+    variables = config(PN=pn, MACHINE_FEATURES=features, PKGDATA_VARS="PN PV",
+                       **{"PREFERRED_PROVIDER_virtual/kernel": "linux-imx"})
+    with parse(variables) as bbc:
+        bbc.run_anonymous()
+        pkgdata_vars = bbc.data.getVar("PKGDATA_VARS").split()
+    assert ("NPU_SRCREV" in pkgdata_vars) is exported
+    assert pkgdata_vars[:2] == ["PN", "PV"]
+
+
+@pytest.mark.parametrize(
+    ("src_uri", "revs", "expected"),
+    [
+        ("git://github.com/nxp-imx/linux-imx.git;protocol=https;branch=lf-6.12.y",
+         {"SRCREV": "7dfe158543c95df22010cdd697ecaf043db70315"}, "7dfe158543c95df22010cdd697ecaf043db70315"),
+        ("git://github.com/nxp-imx/tflite-neutron-delegate.git;protocol=https;name=neutron "
+         "git://github.com/nxp-imx/tensorflow-imx.git;protocol=https;name=tf;destsuffix=tfgit",
+         {"SRCREV_neutron": "a5d640e64a2e7fb73a66ba2091cbe46b2dc4b45e",
+          "SRCREV_tf": "79ef5ba72c03a5a95d3e0b177b3589f7fa5502fa"},
+         "a5d640e64a2e7fb73a66ba2091cbe46b2dc4b45e"),
+        ("https://example.org/x-1.0.tar.gz", {"SRCREV": "7dfe158543c95df22010cdd697ecaf043db70315"}, ""),
+        ("git://example.org/x.git;protocol=https;branch=main", {"SRCREV": "${AUTOREV}"}, ""),
+    ],
+    ids=["kernel", "two-sources-first-wins", "tarball", "not-a-full-hash"],
+)
+def test_primary_srcrev(src_uri: str, revs: dict[str, str], expected: str) -> None:
+    with parse(config(SRC_URI=src_uri, AUTOREV="AUTOINC", **revs)) as bbc:
+        assert bbc.function("npu_primary_srcrev")(bbc.data) == expected
+
+
+def test_model_records_hash_every_model_file_of_the_rootfs(tmp_path: Path) -> None:
+    import hashlib
+
+    models = tmp_path / "usr" / "share" / "npu-models"
+    (models / "sub").mkdir(parents=True)
+    (models / "a.tflite").write_bytes(b"model a")
+    (models / "sub" / "b.tflite").write_bytes(b"model b")
+    (models / "link.tflite").symlink_to("a.tflite")
+    with parse(config()) as bbc:
+        records = bbc.function("npu_model_records")(str(tmp_path), "/usr/share/npu-models")
+    assert records == [
+        {"path": "/usr/share/npu-models/a.tflite", "sha256": hashlib.sha256(b"model a").hexdigest()},
+        {"path": "/usr/share/npu-models/sub/b.tflite", "sha256": hashlib.sha256(b"model b").hexdigest()},
+    ]

@@ -131,8 +131,8 @@ python npu_eula_guard() {
         return
     bb.fatal('This build uses NXP software under the NXP EULA, a legal agreement you must read '
              'and accept yourself (meta-freescale/EULA), so meta-npu does not accept it for you: '
-             'if you accept it, add the opt-in fragment, e.g. "%s" (or set ACCEPT_FSL_EULA = "1" '
-             'in local.conf).' % data.getVar('NPU_EULA_KAS_HINT'))
+             'if you accept it, build with the opt-in fragment, as in "%s" (or set '
+             'ACCEPT_FSL_EULA = "1" in local.conf).' % data.getVar('NPU_EULA_KAS_HINT'))
 }
 addhandler npu_eula_guard
 npu_eula_guard[eventmask] = "bb.event.BuildStarted"
