@@ -41,6 +41,7 @@ def neutron_board(root: Path, dt_base: str = "/sys/firmware/devicetree/base") ->
         "/sys/class/remoteproc/remoteproc0/state": "running\n",
         "/lib/firmware/NeutronFirmware.elf": b"\x7fELF",
         "/usr/lib/libneutron_delegate.so": b"\x7fELF",
+        "/usr/lib/libNeutronDriver.so": b"\x7fELF",
         "/dev/neutron0": b"",
         "/usr/share/meta-npu/build-manifest.json": json.dumps(MANIFEST),
         f"{dt_base}/model": b"NXP i.MX95 19X19 board\x00",
@@ -95,6 +96,8 @@ def test_healthy_neutron_board(tmp_path: Path, fakebin: Path) -> None:
     assert pools["neutron@a0000000"]["start"] == 0xA0000000
     assert pools["linux,cma"]["size"] == 960 * MIB and pools["linux,cma"]["npu"] is False
     assert doc["delegate"] == {"path": "/usr/lib/libneutron_delegate.so", "present": True}
+    assert doc["runtime"] == {"name": "libNeutronDriver", "path": "/usr/lib/libNeutronDriver.so",
+                              "version": None}
     assert doc["manifest"] == MANIFEST
 
 

@@ -16,6 +16,9 @@ from .common import ProbeContext, dt_compatibles, module_present, remoteprocs, r
 MODULE = "neutron"
 COMPATIBLES = ("fsl,imx95-neutron", "nxp,imx95-neutron")
 DELEGATE_PATH = "/usr/lib/libneutron_delegate.so"
+# meta-imx's neutron recipe copies nxp-imx/neutron's <target>/library/* to ${libdir}; releases ship
+# libNeutronDriver either as a shared library or only as a static one linked into the delegate.
+RUNTIME_PATHS = ("/usr/lib/libNeutronDriver.so", "/lib/libNeutronDriver.so")
 FIRMWARE_DIR = "/lib/firmware"
 POOL_NAME = re.compile(r"neutron|npu", re.IGNORECASE)
 DMESG_LINES_KEPT = 20
@@ -63,6 +66,13 @@ def _firmware(ctx: ProbeContext, errors: list[str]) -> dict[str, object] | None:
     return None
 
 
+def _runtime(ctx: ProbeContext) -> dict[str, object] | None:
+    for path in RUNTIME_PATHS:
+        if ctx.exists(path):
+            return {"name": "libNeutronDriver", "path": path, "version": None}
+    return None
+
+
 def probe(ctx: ProbeContext) -> FamilyFacts:
     errors: list[str] = []
     version, source = _version(ctx, errors)
@@ -93,7 +103,7 @@ def probe(ctx: ProbeContext) -> FamilyFacts:
                       "device tree; apply the board's -neutron device-tree overlay.")
     return FamilyFacts(
         driver=driver,
-        runtime=None,
+        runtime=_runtime(ctx),
         daemon=None,
         delegate={"path": DELEGATE_PATH, "present": delegate_present},
         memory={"sram": None, "pools": pools, "ion": None},
