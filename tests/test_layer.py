@@ -171,7 +171,8 @@ def test_the_eula_guard_stops_an_nxp_bsp_build_without_the_opt_in() -> None:
         assert bbc.fire(start) is None
     # meta-imx in the build stops it too, whatever the machine's overrides say
     with_meta_imx = "core freescale-layer meta-freescale-ml imx-machine-learning npu"
-    with parse(config(MACHINEOVERRIDES="aarch64", OVERRIDES="aarch64", BBFILE_COLLECTIONS=with_meta_imx)) as bbc:
+    imx_stack = config(MACHINEOVERRIDES="aarch64", OVERRIDES="aarch64", BBFILE_COLLECTIONS=with_meta_imx)
+    with parse(imx_stack) as bbc:
         assert bbc.fire(start) == message
 
 
