@@ -197,3 +197,38 @@ def test_server_and_runtime_of_different_releases_are_reported(tmp_path: Path, w
 def test_old_driver_version_is_what_the_probe_reports(tmp_path: Path, runtime: Path, server: Path) -> None:
     facts = probe(board_tree(tmp_path, runtime, server, driver="0.8.2"))
     assert facts.driver["version"] == "0.8.2"
+
+
+# --- check 6 for the Rockchip families, on npu-info facts --------------------------------------
+
+def sram_verdict(profile_name: str, sram: dict | None):  # noqa: ANN201 (CheckResult)
+    from npu_accept.checks.registry import run_check
+    from npu_accept.facts import BoardFacts
+    from npu_accept.profile import load_profile
+
+    profile = load_profile(profile_name, Path(__file__).resolve().parents[1] / "pytests" / "profiles")
+    facts = BoardFacts(target="twin", info={"memory": {"sram": sram, "pools": [], "ion": None}})
+    return run_check("memory", facts, profile)
+
+
+@pytest.mark.parametrize(("profile", "size"), [("rk3588-evb", 0xEF000), ("rk3576-evb", 0x78000)])
+def test_sram_of_the_fragment_passes(profile: str, size: int) -> None:
+    verdict = sram_verdict(profile, {"present": True, "start": 0xFF001000, "end": 0xFF001000 + size,
+                                     "size": size, "source": "dmesg"})
+    assert verdict.status == "pass", verdict.message
+
+
+def test_missing_sram_fails_with_the_fix() -> None:
+    verdict = sram_verdict("rk3588-evb", {"present": False, "size": None})
+    assert verdict.status == "fail" and verdict.cause == "sram-missing"
+    assert "CONFIG_ROCKCHIP_RKNPU_SRAM" in verdict.message
+
+
+def test_sram_of_another_size_fails() -> None:
+    verdict = sram_verdict("rk3576-evb", {"present": True, "size": 0x40000, "source": "dmesg"})
+    assert verdict.status == "fail" and verdict.cause == "sram-size"
+    assert "0x40000 bytes but the profile expects 0x78000" in verdict.message
+
+
+def test_rocket_has_no_memory_to_check() -> None:
+    assert sram_verdict("rock-5b", None).status == "skip"

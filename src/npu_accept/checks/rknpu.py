@@ -1,0 +1,53 @@
+"""Check 6 for the Rockchip families.
+
+rknpu (vendor driver): the NPU owns exactly the SRAM region meta-npu's device-tree fragment gives
+it (RK3588 956 KB = 0xef000, RK3576 480 KB = 0x78000; seed 004, section 5.7). npu-info reads the
+region from the driver's dmesg line "RKNPU: sram region: […), sram size: 0x…" and the debugfs
+bitmap /sys/kernel/debug/rknpu/mm. Missing SRAM or another size fails, naming the fix.
+
+rocket (mainline driver): Rocket has no SRAM support, so there is nothing to check.
+"""
+
+from __future__ import annotations
+
+from npu_accept.checks.base import CheckResult, failed, passed, skipped
+from npu_accept.facts import BoardFacts
+from npu_accept.profile import Profile
+
+CHECK = "memory"
+
+
+def check_rknpu_sram(facts: BoardFacts, profile: Profile) -> CheckResult:
+    expected = (profile.memory or {}).get("sram_bytes")
+    if expected is None:
+        return skipped(CHECK, f"Profile {profile.name} names no NPU SRAM size (memory.sram_bytes).")
+    if facts.info is None:
+        return failed(CHECK, f"npu-info could not run on the board: {facts.info_error}", "tools")
+    sram = facts.info_section("memory").get("sram") or {}
+    if not isinstance(sram, dict) or not sram.get("present"):
+        return failed(
+            CHECK,
+            "The NPU has no SRAM (no 'sram region' in dmesg, no SRAM in /sys/kernel/debug/rknpu/mm); "
+            "build the kernel with CONFIG_ROCKCHIP_RKNPU_SRAM and give the NPU its SRAM in the "
+            "device tree (rockchip,sram = <&rknpu_sram>).",
+            "sram-missing",
+        )
+    size = int(sram.get("size") or 0)
+    if size != int(expected):
+        return failed(
+            CHECK,
+            f"The NPU SRAM is {size:#x} bytes but the profile expects {int(expected):#x}; the device "
+            "tree on the board is not the one meta-npu's SRAM fragment builds.",
+            "sram-size",
+            size=size,
+        )
+    where = f" at [{sram['start']:#x}, {sram['end']:#x})" if sram.get("start") is not None else ""
+    return passed(CHECK, f"The NPU owns {size // 1024} KB of SRAM{where}, from {sram.get('source')}.",
+                  size=size)
+
+
+def check_rocket_memory(facts: BoardFacts, profile: Profile) -> CheckResult:
+    return skipped(CHECK, f"Profile {profile.name}: the Rocket driver uses no SRAM or reserved pool.")
+
+
+IMPLEMENTS = {(CHECK, "rknpu"): check_rknpu_sram, (CHECK, "rocket"): check_rocket_memory}
