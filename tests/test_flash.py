@@ -35,8 +35,9 @@ FLASH_SECTIONS = {
         "ele_container": "imx-boot-tools/mx95{rev}-ahab-container.img",
         "soc_revisions": {"1.0": "A0", "1.1": "A1", "2.0": "B0"},
     },
-    "rk3588-evb": {"method": "rkdeveloptool", "loader": "rk3588_spl_loader_v*.bin"},
-    "rk3576-evb": {"method": "rkdeveloptool", "loader": "rk3576_spl_loader_v*.bin"},
+    # JeffyCN/meta-rockchip u-boot-rockchip deploys loader.bin (-> <soc>_spl_loader_*.bin)
+    "rk3588-evb": {"method": "rkdeveloptool", "loader": "loader.bin"},
+    "rk3576-evb": {"method": "rkdeveloptool", "loader": "loader.bin"},
     "rock-5b": {"method": "bmaptool"},
     "milkv-duo256m": {"method": "bmaptool"},
     "generic-cpu": {"method": "bmaptool"},
@@ -215,6 +216,7 @@ def _rockchip_deploy(tmp_path: Path, soc: str) -> Path:
     deploy = tmp_path / "deploy"
     deploy.mkdir()
     (deploy / f"{soc}_spl_loader_v1.05.108.bin").write_bytes(b"BOOT" + os.urandom(4000))
+    (deploy / "loader.bin").symlink_to(f"{soc}_spl_loader_v1.05.108.bin")
     disk_image(deploy / "npu-image.wic")
     return deploy
 
@@ -228,7 +230,7 @@ def test_rockchip_dry_run_prints_db_wl_rd(tmp_path: Path, board: str, soc: str) 
     assert code == 0, err
     commands = [line for line in out.splitlines() if not line.startswith("#")]
     assert commands == [
-        f"rkdeveloptool db {deploy / f'{soc}_spl_loader_v1.05.108.bin'}",
+        f"rkdeveloptool db {deploy / 'loader.bin'}",
         f"rkdeveloptool wl 0 {image}",
         "rkdeveloptool rd",
     ]
@@ -236,7 +238,10 @@ def test_rockchip_dry_run_prints_db_wl_rd(tmp_path: Path, board: str, soc: str) 
 
 def test_rockchip_bad_loader_and_compressed_image(tmp_path: Path) -> None:
     deploy = _rockchip_deploy(tmp_path, "rk3588")
-    profile = board_profile("rk3588-evb", tmp_path)
+    data = yaml.safe_load(board_profile("rk3588-evb", tmp_path).read_text())
+    data["flash"]["loader"] = "rk3588_spl_loader_v*.bin"  # a glob that matches two loaders
+    profile = tmp_path / "rk3588-glob.yaml"
+    profile.write_text(yaml.safe_dump(data))
     image = deploy / "npu-image.wic"
     (deploy / "rk3588_spl_loader_v1.06.bin").write_bytes(b"BOOT" + os.urandom(100))
     code, _, err = flash(["--board", str(profile), "--image", str(image), "--dry-run"])
