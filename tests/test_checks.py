@@ -1,0 +1,236 @@
+"""The check functions on their own (no board): every check has facts that make it pass and facts
+that make it fail, and the session summary names the root cause."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npu_accept.checks import CHECK_ORDER, root_cause, run_all, run_check
+from npu_accept.checks.delegate import delegated_from_log
+from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
+from npu_accept.profile import load_profile
+
+PROFILES = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+SEED_LINE = "INFO: NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1 partitions."  # seed 000
+
+INFO = {
+    "schema": "npu-info/1",
+    "tool_version": "1.0.0",
+    "family": "neutron",
+    "kernel": "6.12.49-lts-next",
+    "soc": {"soc_id": "i.MX95", "revision": "2.0", "family": "Freescale i.MX", "compatible": ["fsl,imx95"]},
+    "driver": {
+        "name": "neutron",
+        "version": "1.0",
+        "version_source": "/sys/module/neutron/version",
+        "module_loaded": True,
+        "devices": ["/dev/neutron0"],
+        "firmware": {"name": "NeutronFirmware.elf", "present": True, "state": "running"},
+    },
+    "runtime": None,
+    "daemon": None,
+    "delegate": {"path": "/usr/lib/libneutron_delegate.so", "present": True},
+    "memory": {"pools": [{"name": "neutron-pool", "size": 134217728, "source": "dt"}]},
+    "manifest": {"npu_family": "neutron", "driver": {"version": "1.0"}},
+    "errors": [],
+}
+
+
+def _run(
+    outputs: list[np.ndarray],
+    latency: float,
+    delegated: int = 1,
+    backend: str = "tflite-delegate",
+    exit_code: int = 0,
+    quant: tuple[float, int] = (0.0, 0),
+) -> RunFacts:
+    report = {
+        "schema": "npu-run/1",
+        "backend": backend,
+        "model": {"custom_ops": ["NeutronGraph"] if backend == "tflite-delegate" else []},
+        "delegate": {"loaded": True} if backend == "tflite-delegate" else None,
+        "nodes": {
+            "total": 4,
+            "delegated": delegated if backend == "tflite-delegate" else 0,
+            "partitions": 1,
+            "xnnpack_applied": False,
+        },
+        "outputs": [
+            {"file": f"out{i}.npy", "scale": quant[0], "zero_point": quant[1]} for i in range(len(outputs))
+        ],
+        "latency_ms": [latency * (1 + 0.01 * i) for i in range(20)],
+        "log": {"delegate_lines": [SEED_LINE] if backend == "tflite-delegate" else []},
+        "errors": [] if exit_code == 0 else ["invoke failed for x.tflite (NeutronTwin: NPU job failed)."],
+    }
+    return RunFacts(
+        backend=backend,
+        model_path="/m.tflite",
+        exit_code=exit_code,
+        report=report,
+        outputs=outputs if exit_code == 0 else [],
+    )
+
+
+@pytest.fixture
+def profile():
+    return load_profile("imx95-verdin", PROFILES)
+
+
+def _facts(
+    profile, npu_out=None, cpu_out=None, info=None, npu_latency=1.0, cpu_latency=5.0, **run
+) -> BoardFacts:
+    rng = np.random.default_rng(0)
+    reference = rng.normal(size=(1, 1001)).astype(np.float32)
+    cpu_out = [reference] if cpu_out is None else cpu_out
+    npu_out = [reference.copy()] if npu_out is None else npu_out
+    model = ModelFacts(
+        spec=profile.models[0],
+        npu=_run(npu_out, npu_latency, **run),
+        cpu=_run(cpu_out, cpu_latency, backend="tflite-cpu"),
+    )
+    return BoardFacts(target="root@board", info=copy.deepcopy(INFO) if info is None else info, models=[model])
+
+
+def _with(path: str, value):
+    info = copy.deepcopy(INFO)
+    node = info
+    keys = path.split(".")
+    for key in keys[:-1]:
+        node = node[key]
+    node[keys[-1]] = value
+    return info
+
+
+def test_healthy_facts_pass_every_check(profile):
+    results = run_all(_facts(profile), profile)
+    assert {c: r.status for c, r in results.items()} == dict.fromkeys(CHECK_ORDER, "pass")
+    assert root_cause(results) is None
+
+
+@pytest.mark.parametrize(
+    ("check", "info", "words"),
+    [
+        ("driver", _with("driver.version", "0.9"), "older than the profile minimum 1.0"),
+        ("driver", _with("driver.devices", []), "Device node /dev/neutron0"),
+        ("driver", _with("manifest", None), "build manifest"),
+        ("driver", _with("manifest.driver.version", "1.1"), "records 1.1"),
+        ("driver", _with("driver.firmware.state", "offline"), "is not running"),
+        ("silicon", _with("soc.revision", "1.0"), "A0 (revision 1.0): NPU acceleration is supported on B0"),
+        ("silicon", _with("soc.revision", "1.1"), "A1 (revision 1.1)"),
+        ("silicon", _with("soc.soc_id", "i.MX93"), "The SoC is i.MX93"),
+        ("runtime", _with("delegate.present", False), "libneutron_delegate.so is missing"),
+        ("memory", _with("memory.pools", []), "pool is missing"),
+        ("memory", _with("memory.pools", [{"name": "neutron-pool", "size": 1 << 20}]), "smaller than"),
+    ],
+)
+def test_fact_faults_fail_their_check(profile, check, info, words):
+    result = run_check(check, _facts(profile, info=info), profile)
+    assert result.status == "fail" and words in result.message, result.message
+
+
+def test_zero_delegated_nodes_fail(profile):
+    result = run_check("delegate", _facts(profile, delegated=0), profile)
+    assert result.status == "fail" and "offloaded 0 of 4 nodes" in result.message
+
+
+def test_log_disagreeing_with_plan_fails(profile):
+    result = run_check("delegate", _facts(profile, delegated=3), profile)
+    assert result.status == "fail" and "log" in result.message
+
+
+def test_invoke_failure_fails_delegate_and_skips_outputs(profile):
+    facts = _facts(profile, exit_code=1)
+    assert run_check("delegate", facts, profile).status == "fail"
+    assert run_check("outputs", facts, profile).status == "skip"
+    assert run_check("performance", facts, profile).status == "skip"
+
+
+def test_seed_000_log_line_counts():
+    assert delegated_from_log([SEED_LINE]) == 1
+    assert (
+        delegated_from_log(
+            ["INFO: Replacing 3 out of 9 node(s) with delegate (X) node, yielding 2 partitions"]
+        )
+        == 3
+    )
+    assert delegated_from_log(["nothing"]) is None
+
+
+def test_seed_000_constant_rows_fail_outputs(profile):
+    rng = np.random.default_rng(1)
+    cpu = rng.uniform(0, 1, size=(172, 6)).astype(np.float32)
+    npu = np.tile(np.array([0.5, 0.5, 0.227, 0.227, 0.227, 0.227], np.float32), (172, 1))
+    result = run_check("outputs", _facts(profile, npu_out=[npu], cpu_out=[cpu]), profile)
+    assert result.status == "fail" and result.cause == "degenerate", result.message
+
+
+def test_uint8_zero_point_trap_fails_outputs(profile):
+    # A constant 128 with zero point 128 scores cosine ~0.999 on raw values; dequantized it is all zeros.
+    rng = np.random.default_rng(2)
+    cpu = np.clip(rng.normal(128, 3, size=(1, 1001)), 0, 255).astype(np.uint8)
+    npu = np.full((1, 1001), 128, np.uint8)
+    result = run_check("outputs", _facts(profile, npu_out=[npu], cpu_out=[cpu], quant=(0.0039, 128)), profile)
+    assert result.status == "fail", result.message
+
+
+def test_slow_npu_fails_speedup(profile):
+    result = run_check("performance", _facts(profile, npu_latency=4.0, cpu_latency=5.0), profile)
+    assert result.status == "fail" and "below the profile minimum 2x" in result.message
+
+
+def test_regression_against_baseline(profile):
+    facts = _facts(profile, npu_latency=1.0)
+    facts.baseline = {"models": {"mobilenet_v1_quant": {"p50_ms": 0.5}}}
+    assert "regressed" in run_check("performance", facts, profile).message
+    facts.baseline = {"models": {"mobilenet_v1_quant": {"p50_ms": 0.95}}}
+    assert run_check("performance", facts, profile).status == "pass"
+
+
+def test_unreachable_board_fails_every_check_with_its_sentence(profile):
+    facts = BoardFacts(target="root@board", collect_error="Board root@board is unreachable; check it.")
+    results = run_all(facts, profile)
+    assert {r.status for r in results.values()} == {"fail"}
+    assert root_cause(results) == "Board root@board is unreachable; check it."
+
+
+def test_seed_000_summary_names_a0(profile):
+    rng = np.random.default_rng(1)
+    cpu = rng.uniform(0, 1, size=(172, 6)).astype(np.float32)
+    npu = np.tile(np.array([0.5, 0.5, 0.227, 0.227, 0.227, 0.227], np.float32), (172, 1))
+    facts = _facts(profile, npu_out=[npu], cpu_out=[cpu], info=_with("soc.revision", "1.0"))
+    assert root_cause(run_all(facts, profile)) == (
+        "NPU outputs are degenerate and the SoC is i.MX95 A0 (revision 1.0): NPU acceleration is supported "
+        "on B0 silicon only — this board cannot pass."
+    )
+
+
+def test_lowest_failing_layer_is_the_root_cause(profile):
+    facts = _facts(profile, info=_with("driver.version", "0.9"), npu_latency=4.0)
+    sentence = root_cause(run_all(facts, profile))
+    assert sentence is not None and sentence.startswith("The neutron driver version 0.9")
+    assert "(performance)" in sentence
+
+
+def test_generic_cpu_skips_npu_checks():
+    profile = load_profile("generic-cpu", PROFILES)
+    out = [np.random.default_rng(3).normal(size=(1, 1001)).astype(np.float32)]
+    facts = BoardFacts(
+        target="root@pc",
+        info=copy.deepcopy(INFO),
+        models=[ModelFacts(spec=profile.models[0], npu=_run(out, 3.0, backend="tflite-cpu"))],
+    )
+    results = run_all(facts, profile)
+    assert {c for c, r in results.items() if r.status == "skip"} == {
+        "driver",
+        "runtime",
+        "delegate",
+        "memory",
+        "silicon",
+    }
+    assert results["outputs"].status == "pass" and results["performance"].status == "pass"
+    facts.models[0].npu.outputs = [np.zeros((1, 1001), np.float32)]
+    assert run_all(facts, profile)["outputs"].status == "fail"
