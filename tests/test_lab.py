@@ -5,6 +5,7 @@ rendered for every board and validated with LAVA's own job schema (Debian `lava-
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -270,3 +271,31 @@ def test_lava_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         capsys.readouterr().err.strip()
         == "lava: --set image_url is not NAME=VALUE; write it as --set image_url=https://…."
     )
+
+
+# ------------------------------------------------------------------ CI pipeline example
+
+PIPELINE = REPO / "lab" / "ci" / "github-actions.yml"
+
+
+def test_ci_pipeline_example_is_consistent_and_its_scripts_pass_shellcheck(tmp_path: Path) -> None:
+    data = yaml.safe_load(PIPELINE.read_text())
+    jobs = data["jobs"]
+    assert list(jobs) == ["build", "flash-and-accept"] and jobs["flash-and-accept"]["needs"] == "build"
+    for job in jobs.values():
+        boards = [entry["board"] for entry in job["strategy"]["matrix"]["include"]]
+        for board in boards:
+            assert (REPO / "kas" / f"{board}.yml").is_file(), board
+            assert (LABGRID_DIR / f"{board}.yaml").is_file(), board
+            assert board in FLASH_SECTIONS, board
+    scripts = [step["run"] for job in jobs.values() for step in job["steps"] if "run" in step]
+    assert any("npu-flash" in s for s in scripts) and any("--lg-env" in s for s in scripts)
+    for index, script in enumerate(scripts):
+        # GitHub substitutes ${{ … }} before bash runs the step; shellcheck sees a word (a glob, as some are)
+        body = re.sub(r"\$\{\{[^}]*\}\}", "X*", script)
+        path = tmp_path / f"step{index}.sh"
+        path.write_text("#!/bin/bash -e\n" + body)
+        check = subprocess.run(
+            ["shellcheck", "-s", "bash", str(path)], capture_output=True, text=True, check=False
+        )
+        assert check.returncode == 0, check.stdout
