@@ -50,3 +50,6 @@ NPU_TOOLS_PYTHON_RDEPENDS = " \
 NPU_TOOLS_BINDINGS ?= ""
 
 RDEPENDS:${PN} = "${NPU_TOOLS_BINDINGS} ${NPU_TOOLS_PYTHON_RDEPENDS}"
+# npu-info falls back to `modinfo -F version <driver>` (kmod, oe-core walnascar kmod_34.1.bb
+# ALTERNATIVE:kmod) when /sys/module/<driver>/version is absent; `dmesg` comes with busybox.
+RRECOMMENDS:${PN} = "kmod"
