@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TwinFactory
+from twins import harness
 from twins.harness import DeviceNode, Twin, TwinError, TwinFile, TwinProcess, TwinSpec, start_twin
 
 from npu_accept.transport import Connection
@@ -173,3 +174,18 @@ def test_not_root_is_one_sentence(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(TwinError, match="Board twins need root"):
         start_twin(TwinSpec(), tmp_path)
+
+
+def test_port_taken_by_another_sshd_is_not_mistaken_for_ours(
+    twin: Twin, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_free_port = harness._free_port
+    ports = iter([twin.port])  # the first "free" port is the running twin's: sshd cannot bind it
+    monkeypatch.setattr(harness, "_free_port", lambda: next(ports, None) or real_free_port())
+    other = start_twin(TwinSpec(name="second"), tmp_path)
+    try:
+        assert other.port != twin.port
+        with Connection.open(other.target, identity=other.identity, known_hosts=other.known_hosts) as c:
+            assert c.run("hostname", timeout=10).stdout == b"second\n"
+    finally:
+        other.stop()

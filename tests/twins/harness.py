@@ -144,6 +144,7 @@ class Twin:
         deadline = time.monotonic() + 5
         while _port_open(self.host, self.port) and time.monotonic() < deadline:
             time.sleep(0.05)
+        (self.directory / "run" / "sshd.pid").unlink(missing_ok=True)
 
     def start_sshd(self, deadline_s: float = 10.0) -> None:
         """Bring sshd back on the same port (after kill_sshd)."""
@@ -181,6 +182,19 @@ def start_twin(spec: TwinSpec, workdir: Path, deadline_s: float = 15.0) -> Twin:
         raise TwinError("/usr/sbin/sshd is missing; install openssh-server (.ci/apt-packages.txt).")
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    for _attempt in range(3):
+        try:
+            return _start(spec, workdir, deadline_s)
+        except _PortTaken:
+            continue  # another process took the free port between probe and bind; pick another
+    raise TwinError(f"Twin {spec.name}: three free ports were taken before sshd could bind them; retry.")
+
+
+class _PortTaken(Exception):
+    pass
+
+
+def _start(spec: TwinSpec, workdir: Path, deadline_s: float) -> Twin:
     directory = Path(tempfile.mkdtemp(prefix=f"twin-{_safe(spec.name)}-", dir=workdir))
     try:
         _build_tree(spec, directory)
@@ -189,14 +203,12 @@ def start_twin(spec: TwinSpec, workdir: Path, deadline_s: float = 15.0) -> Twin:
         _write_sshd_config(spec, directory, port)
         known_hosts = directory / "client" / "known_hosts"
         known_hosts.write_text(f"[127.0.0.1]:{port} {host_pub}\n")
-        process = subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "--pid", "--uts", "--fork",
-             "--kill-child=SIGKILL", "/bin/bash", str(INIT_SCRIPT), str(directory)],
-            stdin=subprocess.DEVNULL,
-            stdout=(directory / "run" / "init.log").open("wb"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with (directory / "run" / "init.log").open("wb") as log:
+            process = subprocess.Popen(
+                ["unshare", "--mount", "--propagation", "private", "--pid", "--uts", "--fork",
+                 "--kill-child=SIGKILL", "/bin/bash", str(INIT_SCRIPT), str(directory)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
@@ -377,11 +389,16 @@ def _port_open(host: str, port: int) -> bool:
 
 
 def _wait_for_sshd(twin: Twin, deadline_s: float) -> None:
+    # Ours is up when its pid file exists (sshd writes it after binding) and the port talks SSH;
+    # the banner alone could come from another twin that took the port.
+    pidfile = twin.directory / "run" / "sshd.pid"
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         if twin._process.poll() is not None:
             break
-        if _port_open(twin.host, twin.port):
+        if "Address already in use" in twin.sshd_log:
+            raise _PortTaken
+        if pidfile.exists() and _port_open(twin.host, twin.port):
             return
         time.sleep(0.05)
     init_log = (twin.directory / "run" / "init.log").read_text(errors="replace")
