@@ -195,3 +195,53 @@ def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
         kernel_release=KERNEL_RELEASE,
         kernel_log=kernel_log,
     )
+
+
+def slowed_model(source: Path, target: Path, copies: int = 2) -> Path:
+    """A "regressed build" of a model: its whole graph computed `copies` more times on the same input,
+    so every inference really does more work; the copies' results are extra outputs (identical to
+    the first ones), since the runtime skips work nobody reads."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromPackedBuf(bytearray(source.read_bytes()), 0)
+    graph = model.subgraphs[0]
+    original = list(graph.operators)
+    original_outputs = list(graph.outputs)
+    produced = {int(t) for op in original for t in op.outputs}
+    for copy in range(copies):
+        clone_of: dict[int, int] = {}
+        for index in sorted(produced):
+            tensor = schema.TensorT.InitFromObj(_packed_tensor(graph.tensors[index]))
+            tensor.name = (graph.tensors[index].name or b"") + f"/slow{copy}".encode()
+            graph.tensors.append(tensor)
+            clone_of[index] = len(graph.tensors) - 1
+        for op in original:
+            twin_op = schema.OperatorT.InitFromObj(_packed_operator(op))
+            twin_op.inputs = [clone_of.get(int(t), int(t)) for t in op.inputs]
+            twin_op.outputs = [clone_of[int(t)] for t in op.outputs]
+            graph.operators.append(twin_op)
+        # The copies' results become extra outputs, or the runtime would drop the unused work.
+        graph.outputs = list(graph.outputs) + [clone_of[int(t)] for t in original_outputs]
+    builder = flatbuffers.Builder(len(source.read_bytes()) * 2)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    target.write_bytes(bytes(builder.Output()))
+    return target
+
+
+def _packed_tensor(tensor):
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    builder = flatbuffers.Builder(256)
+    builder.Finish(tensor.Pack(builder))
+    return schema.Tensor.GetRootAs(builder.Output(), 0)
+
+
+def _packed_operator(op):
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    builder = flatbuffers.Builder(256)
+    builder.Finish(op.Pack(builder))
+    return schema.Operator.GetRootAs(builder.Output(), 0)

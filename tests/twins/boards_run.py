@@ -7,14 +7,14 @@ benchmarks.  Nothing here judges a board: the suite does, in its own process.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,6 +108,16 @@ class SuiteRun:
     def results(self, target: str | None = None) -> dict[str, Case]:
         return {c.check: c for c in self.cases if target is None or c.target == target}
 
+    def summary(self) -> dict[str, dict]:
+        """summary.json of the run: per target, accepted, root cause and every check's sentence."""
+        return json.loads((self.artifacts / "summary.json").read_text())
+
+    def message(self, check: str, target: str | None = None) -> str:
+        """The sentence of a check, passed or not (JUnit carries only failure and skip messages)."""
+        boards = self.summary()
+        board = boards[target] if target else next(iter(boards.values()))
+        return board["checks"][check]["message"]
+
     def failed(self, target: str | None = None) -> set[str]:
         return {c.check for c in self.results(target).values() if c.status == "fail"}
 
@@ -131,7 +141,7 @@ def read_junit(path: Path) -> list[Case]:
         status, message = "pass", ""
         for child in node:
             if child.tag in ("failure", "error"):
-                status, message = "fail", child.get("message", "")
+                status, message = "fail", child.get("message", "").removeprefix("Failed: ")
             elif child.tag == "skipped":
                 status, message = "skip", child.get("message", "")
         cases.append(Case(match.group(1), match.group(2), status, message))
@@ -189,49 +199,3 @@ def fleet_access(twins: Sequence[Twin], directory: Path) -> tuple[Path, Path]:
     known_hosts = directory / "known_hosts"
     known_hosts.write_text("".join(t.known_hosts.read_text() for t in twins))
     return identity, known_hosts
-
-
-@contextmanager
-def throttled(twin: Twin, percent: int, period_us: int = 4000) -> Iterator[None]:
-    """Cap every process of a twin (sshd and all it starts) at `percent` of one CPU with a cgroup:
-    a real slowdown, as a board whose clock dropped would show. cgroup v1 (cpu controller) or v2.
-    The short period makes every millisecond-long inference wait for its next slice."""
-    name = f"npu-twin-{twin.port}"
-    v1 = Path("/sys/fs/cgroup/cpu")
-    v2 = Path("/sys/fs/cgroup")
-    if (v1 / "cpu.cfs_quota_us").exists():
-        group = v1 / name
-        group.mkdir(exist_ok=True)
-        (group / "cpu.cfs_period_us").write_text(str(period_us))
-        (group / "cpu.cfs_quota_us").write_text(str(period_us * percent // 100))
-        parent_procs = v1 / "cgroup.procs"
-    elif (v2 / "cgroup.controllers").exists() and "cpu" in (v2 / "cgroup.controllers").read_text():
-        subtree = v2 / "cgroup.subtree_control"
-        if "cpu" not in subtree.read_text().split():
-            subtree.write_text("+cpu")
-        group = v2 / name
-        group.mkdir(exist_ok=True)
-        (group / "cpu.max").write_text(f"{period_us * percent // 100} {period_us}")
-        parent_procs = v2 / "cgroup.procs"
-    else:
-        raise RuntimeError(
-            "No writable cgroup cpu controller (v1 /sys/fs/cgroup/cpu or v2 cpu.max); the "
-            "latency-regression twin needs one — run the tests as root on a host with cgroups."
-        )
-    for pid in twin.pids():
-        try:
-            (group / "cgroup.procs").write_text(str(pid))
-        except (ProcessLookupError, OSError):
-            pass  # a short-lived process already gone
-    try:
-        yield
-    finally:
-        for pid in (group / "cgroup.procs").read_text().split():
-            try:
-                parent_procs.write_text(pid)
-            except OSError:
-                pass
-        try:
-            group.rmdir()
-        except OSError:
-            pass
