@@ -528,3 +528,41 @@ def test_read_back_catches_a_card_that_dropped_a_write(tmp_path: Path, loop_devi
         os.fsync(handle.fileno())
     with pytest.raises(FlashError, match="reads back wrong data"):
         verify_device(Path(f"{image}.bmap"), loop_device, io.StringIO())
+
+
+def test_imx95_revision_read_from_a_running_board(twin_factory, tmp_path: Path, imx_deploy: Path) -> None:
+    """--target runs the board's own npu-info (installed as the recipe does) over real SSH: an A0
+    twin is refused for the B0 boot container, a B0 twin passes."""
+    from dataclasses import replace
+
+    from twins.boards import FAULTS, HEALTHY, imx95_spec
+    from twins.boards_run import imx95_assets
+
+    launcher = REPO / "meta-npu" / "recipes-tools" / "npu-tools" / "files" / "npu-info"
+    assets = imx95_assets(tmp_path / "assets")
+    profile = board_profile("imx95-verdin", tmp_path)
+    image = imx_deploy / "npu-image-imx95-19x19-verdin.rootfs.wic"
+    for board, expected in ((FAULTS["a0"][0], "i.MX95 A0"), (HEALTHY, None)):
+        spec = imx95_spec(board, assets)
+        twin = twin_factory(replace(spec, symlinks={**spec.symlinks, "/usr/bin/npu-info": str(launcher)}))
+        argv = [
+            "--board",
+            str(profile),
+            "--image",
+            str(image),
+            "--dry-run",
+            "--target",
+            twin.target,
+            "--identity",
+            str(twin.identity),
+            "--known-hosts",
+            str(twin.known_hosts),
+        ]
+        code, out, err = flash(argv)
+        if expected:
+            assert_one_sentence(code, err, expected, "built for B0")
+        else:
+            assert code == 0, err
+            assert "board silicon B0 matches the boot container" in out
+    code, _, err = flash(["--board", str(profile), "--image", str(image), "--dry-run", "--target", "nouser"])
+    assert_one_sentence(code, err, "has no user")

@@ -46,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="saved `npu-info --json` of the board")
     revision.add_argument("--target", metavar="USER@HOST[:PORT]",
                           help="read the revision from the running board")
-    parser.add_argument("--identity", help="SSH key for --target")
+    parser.add_argument("--identity", type=Path, help="SSH key for --target")
+    parser.add_argument("--known-hosts", type=Path,
+                        help="known_hosts file for --target (default ~/.ssh/known_hosts)")
     parser.add_argument("--boot-container", type=Path, help="i.MX boot container instead of the profile's")
     parser.add_argument("--loader", type=Path, help="Rockchip SPL loader instead of the profile's glob")
     parser.add_argument("--profiles-dir", type=Path,
@@ -58,7 +60,7 @@ def _soc_revision(args: argparse.Namespace) -> str | None:
     if args.npu_info is not None:
         return revision_from_npu_info(args.npu_info)
     if args.target is not None:
-        return revision_over_ssh(args.target, args.identity)
+        return revision_over_ssh(args.target, args.identity, args.known_hosts)
     return args.soc_revision
 
 
