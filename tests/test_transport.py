@@ -275,6 +275,15 @@ def test_accept_new_host_key_is_opt_in_and_records_the_key(twin: Twin, tmp_path:
     assert ssh.stdout == b"ssh-ok\n", ssh.stderr
 
 
+def test_hashed_known_hosts_entries_verify(twin: Twin, tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text(twin.known_hosts_line + "\n")
+    subprocess.run(["ssh-keygen", "-H", "-f", str(known)], check=True, capture_output=True)
+    assert known.read_text().startswith("|1|")
+    with Connection.open(twin.target, identity=twin.identity, known_hosts=known) as c:
+        assert c.run("true", timeout=10).exit_code == 0
+
+
 def test_changed_host_key_is_refused(twin: Twin, tmp_path: Path) -> None:
     other = _keygen(tmp_path / "other_host_key")
     pub = " ".join(Path(f"{other}.pub").read_text().split()[:2])

@@ -158,7 +158,7 @@ _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # setsid) to stderr between RS bytes; run() strips it. On timeout the group is killed with it:
 # OpenSSH refuses the SSH "signal" request for root logins, which boards mostly use.
 _PID_PREFIX = "printf '\\036npu-accept-pid %s\\036' \"$$\" >&2; "
-_PID_MARK = re.compile(rb"\A\x1enpu-accept-pid (\d+)\x1e")
+_PID_MARK = re.compile(rb"\x1enpu-accept-pid (\d+)\x1e")
 
 
 def parse_target(text: str) -> Target:
@@ -358,7 +358,7 @@ class Connection:
         return Result(code, out, _PID_MARK.sub(b"", err, count=1), time.monotonic() - start, exit_signal)
 
     def _kill_group(self, err: bytes) -> None:
-        mark = _PID_MARK.match(err)
+        mark = _PID_MARK.search(err)
         if mark is None:
             return
         pgid = int(mark.group(1))
