@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import NoReturn
 
@@ -23,3 +24,15 @@ class SentenceParser(argparse.ArgumentParser):
 def fail_usage(prog: str, error: UsageError) -> int:
     print(f"{prog}: {error}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def emit(text: str) -> bool:
+    """Print to stdout; False (and no traceback at exit) when the reader went away, e.g. `| head`."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return False
+    return True

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from . import TOOL_VERSION
-from .cli import EXIT_OK, SentenceParser, fail_usage
+from .cli import EXIT_FAILED, EXIT_OK, SentenceParser, emit, fail_usage
 from .errors import UsageError
 from .probes import FAMILY_MODULES, FamilyFacts, detect_family, probe_family
 from .probes.common import ProbeContext, read_manifest, read_soc
@@ -86,5 +86,6 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         return fail_usage("npu-info", error)
     doc = collect(ProbeContext(root=args.root), args.family)
-    print(json.dumps(doc, indent=1) if args.json else human(doc))
+    if not emit(json.dumps(doc, indent=1) if args.json else human(doc)):
+        return EXIT_FAILED
     return EXIT_OK

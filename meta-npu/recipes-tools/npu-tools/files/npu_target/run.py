@@ -9,7 +9,7 @@ from typing import Any
 
 from . import TOOL_VERSION
 from .backends import BACKEND_MODULES, RunRequest, RunResult, load_backend
-from .cli import EXIT_FAILED, EXIT_OK, SentenceParser, fail_usage
+from .cli import EXIT_FAILED, EXIT_OK, SentenceParser, emit, fail_usage
 from .delegate_log import delegation_lines
 from .errors import RunFailure, UsageError
 
@@ -110,6 +110,6 @@ def main(argv: list[str] | None = None) -> int:
               f"{str(exc).strip()[:300]}); report this with the command line.", file=sys.stderr)
         return EXIT_FAILED
     doc = to_json(request, result)
-    print(json.dumps(doc, indent=1) if args.json else human(doc))
-    sys.stdout.flush()
+    if not emit(json.dumps(doc, indent=1) if args.json else human(doc)):
+        return EXIT_FAILED
     return EXIT_FAILED if result.errors else EXIT_OK
