@@ -307,3 +307,24 @@ def test_crashing_backend_is_one_sentence(tmp_path: Path, fd_model: Path, fd_inp
     assert run.stderr.strip().splitlines() == [
         "npu-run: the run failed unexpectedly (ZeroDivisionError: division by zero); "
         "report this with the command line."]
+
+
+def test_node_counting_over_many_partitions(work: Path, fd_model: Path, fd_input: Path, delegate_lib: Path,
+                                            cpu_run: dict) -> None:
+    """The twin claims every RESHAPE of the unconverted model: many partitions, all counted."""
+    parsed = schema.ModelT.InitFromPackedBuf(bytearray(fd_model.read_bytes()), 0)
+    codes = [max(c.builtinCode, c.deprecatedBuiltinCode) for c in parsed.operatorCodes]
+    reshapes = sum(codes[op.opcodeIndex] == schema.BuiltinOperator.RESHAPE
+                   for op in parsed.subgraphs[0].operators)
+    run = _delegate_run(work, fd_model, fd_input, delegate_lib, "claim = reshape\n", "npu-reshape")
+    assert run.code == 0, run.stderr
+    doc = run.json()
+    nodes = doc["nodes"]
+    assert reshapes >= 4 and nodes["delegated"] == reshapes
+    (line,) = doc["log"]["delegate_lines"]
+    assert line.endswith(f"{reshapes} nodes delegated out of {FD_OPS} nodes with {nodes['partitions']} "
+                         "partitions.")
+    assert nodes["partitions"] >= 1
+    assert nodes["delegated"] + nodes["xnnpack_nodes"] <= FD_OPS
+    for ref, out in zip(_outputs(cpu_run), _outputs(doc), strict=True):
+        assert compare(ref, out).passed
