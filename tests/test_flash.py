@@ -566,3 +566,19 @@ def test_imx95_revision_read_from_a_running_board(twin_factory, tmp_path: Path, 
             assert "board silicon B0 matches the boot container" in out
     code, _, err = flash(["--board", str(profile), "--image", str(image), "--dry-run", "--target", "nouser"])
     assert_one_sentence(code, err, "has no user")
+
+
+def test_bmaptool_compressed_image_without_bmap_is_read_back_whole(tmp_path: Path, loop_device: Path) -> None:
+    raw = disk_image(tmp_path / "npu-image-generic.rootfs.wic", seed=5)
+    expected = raw.read_bytes()
+    subprocess.run(["gzip", str(raw)], check=True)
+    image = Path(f"{raw}.gz")
+    profile = board_profile("generic-cpu", tmp_path)
+    code, out, err = flash(
+        ["--board", str(profile), "--image", str(image), "--device", str(loop_device)],
+        fake_sysfs(tmp_path, loop_device),
+    )
+    assert code == 0, err
+    assert f"read back {len(expected)} bytes" in err and "the whole image matches" in err
+    with open(loop_device, "rb") as handle:
+        assert handle.read(len(expected)) == expected

@@ -5,9 +5,14 @@ checked against the bmap's per-range sha256: a card that silently drops writes f
 """
 from __future__ import annotations
 
+import bz2
+import gzip
 import hashlib
+import lzma
 import os
+import subprocess
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -125,3 +130,38 @@ def verify_device(bmap_path: Path, device: Path, stream: TextIO) -> int:
         os.close(fd)
     progress.finish()
     return total
+
+
+def _decompressed(image: Path, compression: str | None) -> Iterator[bytes]:
+    """The image's disk bytes in chunks, decompressed as bmaptool does."""
+    chunk = 4 * 1024 * 1024
+    if compression == "zst":
+        with subprocess.Popen(["zstd", "-dc", "--", str(image)], stdout=subprocess.PIPE) as proc:
+            assert proc.stdout is not None
+            while data := proc.stdout.read(chunk):
+                yield data
+        return
+    opener = {None: open, "gz": gzip.open, "bz2": bz2.open, "xz": lzma.open}[compression]
+    with opener(image, "rb") as handle:
+        while data := handle.read(chunk):
+            yield data
+
+
+def verify_device_whole(image: Path, compression: str | None, device: Path, stream: TextIO) -> int:
+    """Without a bmap: read the whole image back from the device and compare it byte for byte."""
+    progress = Progress(f"verify {device.name}", image.stat().st_size if compression is None else 0, stream)
+    fd = os.open(device, os.O_RDONLY)
+    offset = 0
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        for data in _decompressed(image, compression):
+            if os.pread(fd, len(data), offset) != data:
+                raise FlashError(f"{device} reads back wrong data near byte {offset} after writing; the "
+                                 "card or reader drops writes, replace it.")
+            offset += len(data)
+            progress.advance(len(data))
+    finally:
+        os.close(fd)
+    progress.finish()
+    return offset

@@ -87,6 +87,10 @@ def execute(spec: FlashSpec, request: FlashRequest, plan: Plan, stream: TextIO) 
             checked = bmaptool.verify_device(bmap, request.device, stream)
             stream.write(f"read back {checked} bytes from {request.device}: "
                          "all mapped ranges match the bmap\n")
+        else:
+            compression = inspect_image(request.image).compression
+            checked = bmaptool.verify_device_whole(request.image, compression, request.device, stream)
+            stream.write(f"read back {checked} bytes from {request.device}: the whole image matches\n")
     stream.write(f"{spec.board}: flashed {request.image.name}\n")
 
 
