@@ -236,3 +236,34 @@ def test_unreachable_target_fails_with_a_sentence(oeqa_case: ModuleType, neutron
     outcomes = run_case(oeqa_case, SshTarget(gone), td)  # type: ignore[arg-type]
     assert {outcome for outcome, _ in outcomes.values()} == {"fail"}
     assert "mktemp -d failed on the oeqa target" in outcomes["test_npu_1_driver"][1]
+
+
+def test_case_without_the_suite_on_the_host_fails_each_test_with_one_sentence(tmp_path: Path) -> None:
+    """The build host's python3 lacks a dependency of npu_accept (paramiko shadowed here): loading
+    the case still works and every test fails with the pip command, never a traceback at import."""
+    (tmp_path / "oeqa" / "runtime").mkdir(parents=True)
+    (tmp_path / "oeqa" / "__init__.py").write_text("")
+    (tmp_path / "oeqa" / "runtime" / "__init__.py").write_text("")
+    (tmp_path / "oeqa" / "runtime" / "case.py").write_text(STAND_IN)
+    (tmp_path / "paramiko").mkdir()
+    (tmp_path / "paramiko" / "__init__.py").write_text("raise ImportError(\"No module named 'paramiko'\")\n")
+    script = f"""
+import importlib.util, sys, unittest
+sys.path.insert(0, {str(tmp_path)!r})
+spec = importlib.util.spec_from_file_location("npu", {str(CASE_FILE)!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+case = module.NpuAcceptanceTest
+case.td = {{"NPU_ACCEPT_PROFILE": "imx95-verdin"}}
+result = unittest.TestResult()
+unittest.defaultTestLoader.loadTestsFromTestCase(case).run(result)
+print(len(result.failures), result.failures[0][1].strip().splitlines()[-1])
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    count, message = proc.stdout.strip().split(" ", 1)
+    assert count == "7"
+    assert "The npu_accept package cannot be imported by the host's python3" in message
+    assert "pip install -e" in message
