@@ -582,3 +582,21 @@ def test_bmaptool_compressed_image_without_bmap_is_read_back_whole(tmp_path: Pat
     assert f"read back {len(expected)} bytes" in err and "the whole image matches" in err
     with open(loop_device, "rb") as handle:
         assert handle.read(len(expected)) == expected
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_draws_on_a_terminal_and_logs_one_line_otherwise(tmp_path: Path) -> None:
+    from npu_accept.flash.checksum import sha256_file
+
+    image = tmp_path / "big.bin"
+    image.write_bytes(os.urandom(9 * 1024 * 1024))
+    terminal, log = _Terminal(), io.StringIO()
+    digest = sha256_file(image, terminal)
+    assert digest == sha256_file(image, log) == hashlib.sha256(image.read_bytes()).hexdigest()
+    assert "\r" in terminal.getvalue() and "100.0%" in terminal.getvalue()
+    assert "\r" not in log.getvalue() and log.getvalue().count("\n") == 1
+    assert log.getvalue().startswith("sha256 big.bin: 9.0 MiB in ")
