@@ -1,0 +1,9 @@
+################################################################################
+#
+# local.mk: package overrides for the Milk-V Duo 256M (BR2_PACKAGE_OVERRIDE_FILE)
+#
+################################################################################
+
+# Build the kernel from the SDK's own vendor tree (duo-buildroot-sdk-v2/linux_5.10), the
+# one its build.sh boots: the TPU driver needs that tree's ION and streamline headers.
+LINUX_OVERRIDE_SRCDIR = $(TOPDIR)/../linux_5.10
