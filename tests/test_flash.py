@@ -76,9 +76,14 @@ def board_profile(name: str, directory: Path) -> Path:
     """The board's real profile when it exists (plus the documented flash: section if it has none)."""
     real = PROFILES / f"{name}.yaml"
     data = yaml.safe_load(real.read_text()) if real.is_file() else _base_profile(name, FAMILIES[name])
-    data.setdefault("flash", FLASH_SECTIONS[name])
     if data.get("flash") is None:
         data["flash"] = FLASH_SECTIONS[name]
+    for model in data.get("models") or []:  # the copy lives elsewhere: anchor the profile's own files
+        for item in model.get("inputs") or []:
+            if "file" in item:
+                item["file"] = str((PROFILES / item["file"]).resolve())
+        if model.get("golden"):
+            model["golden"] = [str((PROFILES / g).resolve()) for g in model["golden"]]
     path = directory / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
