@@ -55,8 +55,8 @@ def board_properties(outcome: BoardOutcome) -> dict[str, str]:
         "soc_revision": str(soc.get("revision")),
         "kernel": str(info.get("kernel")),
         "driver": f"{driver.get('name')} {driver.get('version')}",
-        "runtime": f"{runtime.get('name')} {runtime.get('version')}" if runtime else "None",
-        "delegate": str(delegate.get("path")) if delegate else "None",
+        "runtime": f"{runtime.get('name')} {runtime.get('version')}" if runtime else "-",
+        "delegate": str(delegate.get("path")) if delegate else "-",
         "tool_version": str(info.get("tool_version")),
         "manifest": json.dumps(manifest, sort_keys=True, separators=(",", ":")) if manifest else "None",
     }
@@ -145,16 +145,11 @@ def _context(outcomes: list[BoardOutcome]) -> dict[str, Any]:
     boards = []
     for outcome in outcomes:
         latencies = []
+        stat = outcome.profile.performance.statistic
         for model in outcome.facts.models:
             npu, cpu = model_latencies(model)
-            latencies.append(
-                {
-                    "model": model.spec.name,
-                    "npu": npu,
-                    "cpu": cpu,
-                    "speedup": (cpu.p50 / npu.p50) if npu and cpu and npu.p50 > 0 else None,
-                }
-            )
+            speedup = cpu.stat(stat) / npu.stat(stat) if npu and cpu and npu.stat(stat) > 0 else None
+            latencies.append({"model": model.spec.name, "npu": npu, "cpu": cpu, "speedup": speedup})
         outputs = outcome.results.get("outputs")
         boards.append(
             {
@@ -178,6 +173,7 @@ def _context(outcomes: list[BoardOutcome]) -> dict[str, Any]:
                 "seconds": outcome.facts.collect_seconds,
             }
         )
+        boards[-1]["statistic"] = outcome.profile.performance.statistic
     return {"boards": boards, "accepted": all(b["accepted"] for b in boards)}
 
 

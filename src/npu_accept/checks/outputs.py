@@ -89,6 +89,7 @@ def _judge_model(model: ModelFacts, profile: Profile, rows: list[dict[str, Any]]
     if model.golden:
         references.append(("golden", model.golden, None))
     thresholds = dict(model.spec.thresholds)
+    first_failure: CheckResult | None = None
     for against, arrays, ref_run in references:
         if len(arrays) != len(npu.outputs):
             return failed(
@@ -108,14 +109,17 @@ def _judge_model(model: ModelFacts, profile: Profile, rows: list[dict[str, Any]]
                 out_quant=(out_scale, out_zero),
             )
             rows.append(_row(name, f"out{index}", against, verdict))
-            if not verdict.passed:
+            if not verdict.passed and first_failure is None:
+                # Every output is still compared, so the report's table shows all of them.
                 cause = "degenerate" if verdict.degenerate else "mismatch"
-                return failed(
+                first_failure = failed(
                     CHECK,
                     f"Output {index} of model {name} on the {label} does not match the "
                     f"{against} reference: {verdict.sentence.rstrip('.')}.",
                     cause,
                 )
+    if first_failure is not None:
+        return first_failure
     if not references:
         for index, out in enumerate(npu.outputs):
             problem = compare.degenerate(out, *_quant(npu, index))
