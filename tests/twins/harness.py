@@ -205,17 +205,37 @@ def _start(spec: TwinSpec, workdir: Path, deadline_s: float) -> Twin:
         known_hosts.write_text(f"[127.0.0.1]:{port} {host_pub}\n")
         with (directory / "run" / "init.log").open("wb") as log:
             process = subprocess.Popen(
-                ["unshare", "--mount", "--propagation", "private", "--pid", "--uts", "--fork",
-                 "--kill-child=SIGKILL", "/bin/bash", str(INIT_SCRIPT), str(directory)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                [
+                    "unshare",
+                    "--mount",
+                    "--propagation",
+                    "private",
+                    "--pid",
+                    "--uts",
+                    "--fork",
+                    "--kill-child=SIGKILL",
+                    "/bin/bash",
+                    str(INIT_SCRIPT),
+                    str(directory),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
     twin = Twin(
-        spec=spec, host="127.0.0.1", port=port, user="root",
-        identity=directory / "client" / "id_ed25519", known_hosts=known_hosts,
-        host_public_key=host_pub, directory=directory, _process=process,
+        spec=spec,
+        host="127.0.0.1",
+        port=port,
+        user="root",
+        identity=directory / "client" / "id_ed25519",
+        known_hosts=known_hosts,
+        host_public_key=host_pub,
+        directory=directory,
+        _process=process,
     )
     try:
         _wait_for_sshd(twin, deadline_s)
@@ -342,7 +362,9 @@ def _keys(directory: Path) -> str:
     for key in (run / "ssh_host_ed25519_key", client / "id_ed25519"):
         subprocess.run(
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "npu-twin", "-f", str(key)],
-            check=True, stdin=subprocess.DEVNULL, capture_output=True,
+            check=True,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
         )
     shutil.copy(client / "id_ed25519.pub", run / "authorized_keys")
     return " ".join((run / "ssh_host_ed25519_key.pub").read_text().split()[:2])
@@ -351,27 +373,29 @@ def _keys(directory: Path) -> str:
 def _write_sshd_config(spec: TwinSpec, directory: Path, port: int) -> None:
     env = " ".join(f'"{k}={v}"' for k, v in _environment(spec).items())
     (directory / "run" / "sshd_config").write_text(
-        "\n".join([
-            "ListenAddress 127.0.0.1",
-            f"Port {port}",
-            "HostKey /run/twin/ssh_host_ed25519_key",
-            "AuthorizedKeysFile /run/twin/authorized_keys",
-            "PidFile /run/twin/sshd.pid",
-            "PasswordAuthentication no",
-            "KbdInteractiveAuthentication no",
-            "PubkeyAuthentication yes",
-            "PermitRootLogin prohibit-password",
-            "UsePAM no",
-            "StrictModes no",
-            "UseDNS no",
-            "PrintMotd no",
-            "LogLevel ERROR",
-            "MaxSessions 100",
-            "MaxStartups 100:30:200",
-            f"SetEnv {env}",
-            "Subsystem sftp internal-sftp",
-            "",
-        ])
+        "\n".join(
+            [
+                "ListenAddress 127.0.0.1",
+                f"Port {port}",
+                "HostKey /run/twin/ssh_host_ed25519_key",
+                "AuthorizedKeysFile /run/twin/authorized_keys",
+                "PidFile /run/twin/sshd.pid",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "PubkeyAuthentication yes",
+                "PermitRootLogin prohibit-password",
+                "UsePAM no",
+                "StrictModes no",
+                "UseDNS no",
+                "PrintMotd no",
+                "LogLevel ERROR",
+                "MaxSessions 100",
+                "MaxStartups 100:30:200",
+                f"SetEnv {env}",
+                "Subsystem sftp internal-sftp",
+                "",
+            ]
+        )
     )
 
 
