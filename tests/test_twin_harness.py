@@ -99,6 +99,10 @@ def test_host_never_sees_the_twin(conn: Connection) -> None:
     for path in (f"/usr/lib/{_MARK}.so", f"/etc/{_MARK}.conf", f"/opt/{_MARK}", f"/usr/bin/{_MARK}-tool"):
         assert not os.path.lexists(path), path
     assert Path("/proc/sys/kernel/osrelease").read_text() != "6.12.49-lts-next\n"
+    for path in ("/sys/module/neutron/version", "/dev/neutron0"):
+        assert not os.path.lexists(path), path
+    if Path("/sys/devices/soc0/soc_id").exists():
+        assert Path("/sys/devices/soc0/soc_id").read_text() != "i.MX95\n"
     # what a session writes anywhere stays in the twin
     _out(conn, f"touch /usr/share/{_MARK}-written /{_MARK}-root /etc/{_MARK}-etc")
     assert _out(conn, f"ls /usr/share/{_MARK}-written") != ""
