@@ -137,6 +137,14 @@ def test_lava_signals(twin_setup, tmp_path):
         assert f"<LAVA_SIGNAL_TESTCASE TEST_CASE_ID={check} RESULT=pass>" in run.stdout
 
 
+def test_board_temp_files_are_removed(twin_setup, tmp_path):
+    twin, profile, _ = twin_setup
+    before = set(twin.board_path("/tmp").iterdir())
+    run = run_on_twin(twin, profile, tmp_path / "run")
+    assert run.returncode == 0, run.describe()
+    assert set(twin.board_path("/tmp").iterdir()) == before
+
+
 def _generic_twin_profile(work) -> str:
     """generic-cpu.yaml pointed at the model the twin has: a CPU-only board."""
     data = yaml.safe_load((REPO / "pytests" / "profiles" / "generic-cpu.yaml").read_text())
