@@ -285,8 +285,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     terminalreporter.section("NPU acceptance")
     for outcome in state.outcomes.values():
-        verdict = "ACCEPTED" if outcome.root_cause is None and outcome.all_passed else "NOT ACCEPTED"
-        line = f"{outcome.target} ({state.profile.name}): {verdict}"
+        skips = sum(r.status == SKIP for r in outcome.results.values())
+        accepted = outcome.accepted and not (state.strict and skips)
+        line = f"{outcome.target} ({state.profile.name}): {'ACCEPTED' if accepted else 'NOT ACCEPTED'}"
+        if skips:
+            line += f" ({skips} check(s) skipped{', failures under --strict' if state.strict else ''})"
         if outcome.root_cause:
             line += f" — root cause: {outcome.root_cause}"
         terminalreporter.write_line(line)
