@@ -158,6 +158,11 @@ def test_seed_000_log_line_counts():
         == 3
     )
     assert delegated_from_log(["nothing"]) is None
+    xnnpack = (
+        "INFO: Replacing 160 out of 164 node(s) with delegate (TfLiteXNNPackDelegate) node, "
+        "yielding 1 partitions"
+    )
+    assert delegated_from_log([SEED_LINE, xnnpack]) == 1 and delegated_from_log([xnnpack]) is None
 
 
 def test_seed_000_constant_rows_fail_outputs(profile):

@@ -6,25 +6,20 @@ log lines it captured ("NeutronDelegate delegate: N nodes delegated out of M nod
 
 from __future__ import annotations
 
-import re
-
 from npu_accept.checks.base import CheckResult, failed, passed, skipped
 from npu_accept.facts import BoardFacts, ModelFacts
+from npu_accept.logparse import parse_delegations
 from npu_accept.profile import Profile
 
 CHECK = "delegate"
 
-_VENDOR_LINE = re.compile(r"(\d+) nodes delegated out of (\d+) nodes(?: with (\d+) partitions)?")
-_TFLITE_LINE = re.compile(r"Replacing (\d+)(?: out of \d+)? node\(s\) with delegate")
-
 
 def delegated_from_log(lines: list[str]) -> int | None:
-    """Nodes delegated according to the captured log lines (vendor line preferred), None if silent."""
-    vendor = [int(m.group(1)) for line in lines for m in [_VENDOR_LINE.search(line)] if m]
-    if vendor:
-        return sum(vendor)
-    tflite = [int(m.group(1)) for line in lines for m in [_TFLITE_LINE.search(line)] if m]
-    return sum(tflite) if tflite else None
+    """Nodes the NPU delegate took according to the captured log lines (vendor line preferred over
+    TFLite's; XNNPACK's own lines ignored), None when the log is silent."""
+    found = [d for d in parse_delegations("\n".join(lines)) if "xnnpack" not in d.name.lower()]
+    chosen = [d for d in found if d.source == "vendor"] or found
+    return sum(d.delegated for d in chosen) if chosen else None
 
 
 def check_delegate(facts: BoardFacts, profile: Profile) -> CheckResult:
