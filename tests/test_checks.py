@@ -239,3 +239,15 @@ def test_generic_cpu_skips_npu_checks():
     assert results["outputs"].status == "pass" and results["performance"].status == "pass"
     facts.models[0].npu.outputs = [np.zeros((1, 1001), np.float32)]
     assert run_all(facts, profile)["outputs"].status == "fail"
+
+
+def test_golden_references_are_compared(profile, tmp_path):
+    rng = np.random.default_rng(4)
+    golden = rng.normal(size=(1, 1001)).astype(np.float32)
+    facts = _facts(profile, npu_out=[golden.copy()], cpu_out=[golden.copy()])
+    facts.models[0].golden = [golden]
+    result = run_check("outputs", facts, profile)
+    assert result.status == "pass" and "CPU and golden reference" in result.message
+    facts.models[0].golden = [-golden]
+    result = run_check("outputs", facts, profile)
+    assert result.status == "fail" and "golden reference" in result.message
