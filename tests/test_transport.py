@@ -161,6 +161,12 @@ def test_bad_env_name_is_one_sentence(conn: Connection) -> None:
         conn.run("true", timeout=10, env={"A;rm": "x"})
 
 
+@pytest.mark.parametrize("timeout", [0, -1.5])
+def test_a_timeout_is_required_and_positive(conn: Connection, timeout: float) -> None:
+    with pytest.raises(ValueError, match="must be a positive number of seconds"):
+        conn.run("true", timeout=timeout)
+
+
 def test_timeout_kills_the_command_and_names_it(conn: Connection) -> None:
     start = time.monotonic()
     with pytest.raises(CommandTimeout) as exc:
@@ -282,6 +288,14 @@ def test_hashed_known_hosts_entries_verify(twin: Twin, tmp_path: Path) -> None:
     assert known.read_text().startswith("|1|")
     with Connection.open(twin.target, identity=twin.identity, known_hosts=known) as c:
         assert c.run("true", timeout=10).exit_code == 0
+
+
+def test_accept_new_into_an_unwritable_known_hosts_is_one_sentence(twin: Twin, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    known = blocker / "known_hosts"  # its parent is a file: cannot be created, even by root
+    with pytest.raises(UnknownHostKey, match="Cannot record the host key .* --known-hosts"):
+        Connection.open(twin.target, identity=twin.identity, known_hosts=known, accept_new_host_key=True)
 
 
 def test_changed_host_key_is_refused(twin: Twin, tmp_path: Path) -> None:

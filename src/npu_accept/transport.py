@@ -237,11 +237,17 @@ class _HostKeyPolicy(paramiko.MissingHostKeyPolicy):
                 f"`ssh-keyscan -p {t.port} {t.host} >> {self._known_hosts}`, "
                 "or pass --accept-new-host-key to trust it on first use."
             )
-        client.get_host_keys().add(hostname, key.get_name(), key)
-        self._known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         line = f"{hostname} {key.get_name()} {key.get_base64()}\n"
-        with self._known_hosts.open("a", encoding="ascii") as f:
-            f.write(line)
+        try:
+            self._known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with self._known_hosts.open("a", encoding="ascii") as f:
+                f.write(line)
+        except OSError as e:
+            raise UnknownHostKey(
+                f"Cannot record the host key of {self._target.known_hosts_name} in {self._known_hosts} "
+                f"({e.strerror or e}); make that file writable or pass another one with --known-hosts."
+            ) from None
+        client.get_host_keys().add(hostname, key.get_name(), key)
 
 
 def _load_identity(identity: Path) -> paramiko.PKey:
@@ -324,6 +330,8 @@ class Connection:
         CommandTimeout is raised (with the output read so far).
         """
         shown = cmd
+        if not timeout > 0:
+            raise ValueError(f"The timeout of {cmd!r} must be a positive number of seconds, not {timeout!r}.")
         if env:
             bad = [k for k in env if not _ENV_NAME_RE.fullmatch(k)]
             if bad:
