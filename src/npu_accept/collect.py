@@ -22,7 +22,7 @@ import numpy as np
 from npu_accept.checks.registry import collectors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
 from npu_accept.profile import FileInput, ModelSpec, Profile, RandomInput
-from npu_accept.transport import Connection, TransportError, parse_target
+from npu_accept.transport import CommandTimeout, Connection, TransportError, parse_target
 
 TOOLS_DIR = Path(__file__).resolve().parents[2] / "meta-npu" / "recipes-tools" / "npu-tools" / "files"
 INFO_TIMEOUT_S = 60.0
@@ -97,7 +97,7 @@ def collect_board(
                 )
             )
     except TransportError as exc:
-        facts.collect_error = f"Board {target} stopped answering while it was examined: {exc}"
+        facts.collect_error = f"Board {target} could not be examined: {exc}"
     finally:
         try:
             connection.close()
@@ -227,7 +227,18 @@ def _run(
         "--json",
     ]
     command = " ".join(shlex.quote(a) for a in argv)
-    result = connection.run(command, timeout=RUN_TIMEOUT_S)
+    try:
+        result = connection.run(command, timeout=RUN_TIMEOUT_S)
+    except CommandTimeout:
+        # A hung NPU job is a verdict on this run, not on the board's reachability.
+        return RunFacts(
+            backend=backend,
+            model_path=model,
+            exit_code=None,
+            report=None,
+            error=f"npu-run --backend {backend} on {model} did not finish within "
+            f"{RUN_TIMEOUT_S:.0f} s (the NPU job hangs)",
+        )
     stderr = result.stderr.decode(errors="replace")
     (local_out / "npu-run.json").write_bytes(result.stdout)
     (local_out / "npu-run.stderr.txt").write_text(stderr)
