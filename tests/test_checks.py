@@ -251,3 +251,11 @@ def test_golden_references_are_compared(profile, tmp_path):
     facts.models[0].golden = [-golden]
     result = run_check("outputs", facts, profile)
     assert result.status == "fail" and "golden reference" in result.message
+
+
+def test_seed_000_landmarks_one_repeated_constant_fail_outputs(profile):
+    rng = np.random.default_rng(5)
+    cpu = rng.uniform(0.2, 0.8, size=(1, 70)).astype(np.float32)  # 35 interleaved (x, y) points
+    npu = np.full((1, 70), 0.4921875, np.float32)
+    result = run_check("outputs", _facts(profile, npu_out=[npu], cpu_out=[cpu]), profile)
+    assert result.status == "fail" and result.cause == "degenerate", result.message
