@@ -259,3 +259,13 @@ def test_seed_000_landmarks_one_repeated_constant_fail_outputs(profile):
     npu = np.full((1, 70), 0.4921875, np.float32)
     result = run_check("outputs", _facts(profile, npu_out=[npu], cpu_out=[cpu]), profile)
     assert result.status == "fail" and result.cause == "degenerate", result.message
+
+
+def test_generic_cpu_run_failure_fails_outputs():
+    profile = load_profile("generic-cpu", PROFILES)
+    run = _run([], 1.0, backend="tflite-cpu", exit_code=1)
+    facts = BoardFacts(
+        target="root@pc", info=copy.deepcopy(INFO), models=[ModelFacts(spec=profile.models[0], npu=run)]
+    )
+    result = run_check("outputs", facts, profile)
+    assert result.status == "fail" and "did not run on the CPU" in result.message

@@ -72,6 +72,11 @@ FAULTS: dict[str, tuple[Imx95Board, str, str]] = {
         "driver",
         "older than the profile minimum",
     ),
+    "firmware-offline": (
+        replace(HEALTHY, name="imx95-firmware-offline", firmware_state="offline"),
+        "driver",
+        "NeutronFirmware.elf is not running (remoteproc state 'offline')",
+    ),
     "manifest-mismatch": (
         replace(HEALTHY, name="imx95-manifest-mismatch", manifest_driver_version="1.1"),
         "driver",

@@ -67,6 +67,14 @@ def _judge_model(model: ModelFacts, profile: Profile, rows: list[dict[str, Any]]
     name = model.spec.name
     npu = model.npu
     label = "NPU" if profile.has_npu else "CPU"
+    if (npu is None or not npu.ok) and not profile.has_npu:
+        # Without an NPU no other check looks at the run: its failure is this check's.
+        return failed(
+            CHECK,
+            f"Model {name} did not run on the CPU ({npu.first_error() if npu else 'not run'}); "
+            "check the model path in the profile and the TFLite bindings on the board.",
+            "cpu-run",
+        )
     if npu is None or not npu.ok:
         return skipped(
             CHECK,
