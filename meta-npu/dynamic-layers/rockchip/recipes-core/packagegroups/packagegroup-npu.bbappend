@@ -4,9 +4,11 @@
 # package; librknnrt and rknn_server come from airockchip/rknn-toolkit2 v2.3.2, the demos carry
 # the golden .rknn models of the acceptance profiles. RKNN-Toolkit-Lite2 is not listed: its
 # wheels stop at CPython 3.12 (see rknn-toolkit-lite2_2.3.2.bb).
-NPU_RUNTIME_PKGS:npu-rknpu ?= "librknnrt"
+# The acceptance suite's CPU reference needs TFLite with Python bindings and a TFLite MobileNet.
+NPU_RUNTIME_PKGS:npu-rknpu ?= "librknnrt python3-tensorflow-lite"
 NPU_DAEMON_PKGS:npu-rknpu ?= "rknn-server"
 NPU_DEMO_PKGS:npu-rknpu ?= "rknn-mobilenet-demo rknn-yolov5-demo"
+NPU_MODEL_PKGS:npu-rknpu ?= "npu-model-mobilenet-v1-quant"
 
 # rocket (mainline stack): the Rocket module, TFLite with Python bindings (tflite_runtime, from
 # meta-tensorflow-lite) and Mesa's Teflon delegate /usr/lib/libteflon.so.
