@@ -28,4 +28,3 @@ inherit cmake
 EXTRA_OECMAKE = "-DFLATBUFFERS_PATH=${STAGING_DIR_NATIVE}${prefix_native}"
 
 ALLOW_EMPTY:${PN} = "1"
-BBCLASSEXTEND = "native"

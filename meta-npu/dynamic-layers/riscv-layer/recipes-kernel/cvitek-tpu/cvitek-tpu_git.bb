@@ -55,9 +55,12 @@ do_compile() {
     unset CFLAGS CPPFLAGS CXXFLAGS LDFLAGS
     chip_upper=$(echo ${CVI_CHIP} | tr a-z A-Z)
     for drv in ${CVI_TPU_DRIVERS}; do
-        # The osdrv Makefiles include $(PWD)/../Makefile.interdrv.param: run from the driver dir.
+        # The osdrv Makefiles find their includes through $(PWD) (../Makefile.interdrv.param,
+        # ../sys/Module.symvers): run from the driver dir and pass PWD, as Buildroot's
+        # kernel-module infrastructure does.
         cd ${S}/interdrv/$drv
         oe_runmake -C ${STAGING_KERNEL_DIR} O=${STAGING_KERNEL_BUILDDIR} M=${S}/interdrv/$drv \
+            PWD=${S}/interdrv/$drv \
             CC="${KERNEL_CC}" LD="${KERNEL_LD}" AR="${KERNEL_AR}" OBJCOPY="${KERNEL_OBJCOPY}" \
             CVIARCH=$chip_upper CVIARCH_L=${CVI_CHIP} modules
     done
