@@ -232,3 +232,49 @@ def test_sram_of_another_size_fails() -> None:
 
 def test_rocket_has_no_memory_to_check() -> None:
     assert sram_verdict("rock-5b", None).status == "skip"
+
+
+# --- the suite, as a user runs it, against RKNPU board twins ----------------------------------
+
+# What the vendor profiles check that a twin can present for real: the driver and its version,
+# the SoC, the runtime and rknn_server, the NPU SRAM. (Outputs and performance need the TFLite
+# reference MobileNet of the image, which a twin does not carry.)
+TWIN_CHECKS = ("driver", "silicon", "runtime", "memory")
+
+
+@pytest.fixture(scope="module")
+def suite_runs(twin_factory, tmp_path_factory) -> dict:  # noqa: ANN001
+    from twins.boards_rockchip import FAULTS, HEALTHY_RK3576, HEALTHY_RK3588, rockchip_assets, rockchip_spec
+    from twins.boards_run import run_on_twin
+
+    work = tmp_path_factory.mktemp("rknpu-suite")
+    assets = rockchip_assets(work / "assets")
+    model = twin_model([MOBILENET_INPUT], [MOBILENET_OUTPUT])
+    profiles = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+    boards = {"healthy": (HEALTHY_RK3588, "rk3588-evb"), "rk3576": (HEALTHY_RK3576, "rk3576-evb"),
+              **{name: (board, "rk3588-evb") for name, (board, _, _) in FAULTS.items()}}
+    runs = {}
+    for name, (board, profile) in boards.items():
+        twin = twin_factory(rockchip_spec(board, assets, model))
+        runs[name] = run_on_twin(twin, profiles / f"{profile}.yaml", work / name)
+    return runs
+
+
+@pytest.mark.parametrize("name", ["healthy", "rk3576"])
+def test_healthy_twin_passes_driver_soc_runtime_and_sram(suite_runs: dict, name: str) -> None:
+    run = suite_runs[name]
+    results = run.results()
+    assert {check: results[check].status for check in TWIN_CHECKS} == dict.fromkeys(TWIN_CHECKS, "pass"), \
+        run.describe()
+    assert "KB of SRAM" in run.message("memory")
+
+
+@pytest.mark.parametrize("fault", ["sram-missing", "server-down", "version-mismatch", "old-driver"])
+def test_each_fault_fails_its_check(suite_runs: dict, fault: str) -> None:
+    from twins.boards_rockchip import FAULTS
+
+    _, check, phrase = FAULTS[fault]
+    run = suite_runs[fault]
+    failed = {c for c in TWIN_CHECKS if run.results()[c].status == "fail"}
+    assert failed == {check}, run.describe()
+    assert phrase in run.message(check), run.message(check)

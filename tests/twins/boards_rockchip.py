@@ -37,8 +37,6 @@ DRM_MAJOR = 226  # the DRM character major
 SOURCES = Path(__file__).resolve().parent / "rockchip"
 
 
-
-
 @dataclass(frozen=True)
 class TwinTensor:
     name: str
@@ -54,8 +52,9 @@ class TwinTensor:
 
 
 MOBILENET_INPUT = TwinTensor("input", (1, 224, 224, 3), "uint8")
-MOBILENET_OUTPUT = TwinTensor("MobilenetV1/Logits", (1, 1001), "int8", fmt=0,
-                              zero_point=-128, scale=0.00390625)
+MOBILENET_OUTPUT = TwinTensor(
+    "MobilenetV1/Logits", (1, 1001), "int8", fmt=0, zero_point=-128, scale=0.00390625
+)
 
 
 def twin_model(inputs: list[TwinTensor], outputs: list[TwinTensor]) -> bytes:
@@ -63,8 +62,9 @@ def twin_model(inputs: list[TwinTensor], outputs: list[TwinTensor]) -> bytes:
     data = TWIN_MAGIC + struct.pack("<II", len(inputs), len(outputs))
     for t in [*inputs, *outputs]:
         dims = list(t.dims) + [0] * (4 - len(t.dims))
-        data += struct.pack("<I4IIIif32s", len(t.dims), *dims, t.type_code, t.fmt, t.zero_point, t.scale,
-                            t.name.encode()[:31])
+        data += struct.pack(
+            "<I4IIIif32s", len(t.dims), *dims, t.type_code, t.fmt, t.zero_point, t.scale, t.name.encode()[:31]
+        )
     return data
 
 
@@ -82,16 +82,35 @@ def reference_outputs(arrays: list[np.ndarray], outputs: list[TwinTensor]) -> li
 def build_runtime(workdir: Path, version: str = "2.3.2") -> Path:
     source = SOURCES / "fake_librknnrt.c"
     out = workdir / f"librknnrt-{version}.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Werror", f'-DTWIN_VERSION="{version}"',
-                    "-o", str(out), str(source)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            "gcc",
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-Wall",
+            "-Werror",
+            f'-DTWIN_VERSION="{version}"',
+            "-o",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return out
 
 
 def build_server(workdir: Path, version: str = "2.3.2") -> Path:
     source = SOURCES / "fake_rknn_server.c"
     out = workdir / f"rknn_server-{version}"
-    subprocess.run(["gcc", "-O1", "-Wall", "-Werror", f'-DTWIN_VERSION="{version}"', "-o", str(out),
-                    str(source)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        ["gcc", "-O1", "-Wall", "-Werror", f'-DTWIN_VERSION="{version}"', "-o", str(out), str(source)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return out
 
 
@@ -125,8 +144,11 @@ def mm_bitmap(total: int) -> str:
     """/sys/kernel/debug/rknpu/mm as the driver prints it (seed 004, section 5.7.3.2)."""
     pages = total // 0x1000
     rows = [f"[{row:03d}] [{'.' * min(32, pages - row * 32)}]" for row in range((pages + 31) // 32)]
-    return ('SRAM bitmap: "*" - used, "." - free (1bit = 4KB)\n' + "\n".join(rows) +
-            f"\nSRAM total size: {total}, used: 0, free: {total}\n")
+    return (
+        'SRAM bitmap: "*" - used, "." - free (1bit = 4KB)\n'
+        + "\n".join(rows)
+        + f"\nSRAM total size: {total}, used: 0, free: {total}\n"
+    )
 
 
 def rockchip_spec(board: RockchipBoard, assets: RockchipAssets, model: bytes) -> TwinSpec:
@@ -136,25 +158,42 @@ def rockchip_spec(board: RockchipBoard, assets: RockchipAssets, model: bytes) ->
         "/sys/kernel/debug/rknpu/version": f"RKNPU driver: v{board.driver_version}\n",
         "/sys/kernel/debug/rknpu/load": "NPU load:  Core0:  0%, Core1:  0%, Core2:  0%,\n",
         "/sys/class/drm/renderD129/device/of_node/compatible": compatible.encode() + b"\0",
-        "/sys/firmware/devicetree/base/compatible": board_compat.encode() + b"\0" +
-        f"rockchip,{board.soc}".encode() + b"\0",
+        "/sys/firmware/devicetree/base/compatible": board_compat.encode()
+        + b"\0"
+        + f"rockchip,{board.soc}".encode()
+        + b"\0",
         "/sys/firmware/devicetree/base/model": f"Rockchip {board.soc.upper()} EVB\0",
         f"/usr/share/rknn_mobilenet_demo/model/{model_dir}/mobilenet_v1.rknn": model,
-        "/usr/share/meta-npu/build-manifest.json": json.dumps({
-            "schema": "npu-build-manifest/1", "npu_family": "rknpu", "machine": f"rockchip-{board.soc}-evb",
-            "distro": "poky", "image": "npu-image",
-            "driver": {"recipe": "linux-rockchip", "version": board.driver_version, "srcrev": None},
-            "runtime": {"recipe": "librknnrt", "version": "2.3.2",
-                        "srcrev": "42aa1d426c0a9e0869b6374edba009f7208a1926"},
-            "delegate": None,
-            "daemon": {"recipe": "rknn-server", "version": "2.3.2",
-                       "srcrev": "42aa1d426c0a9e0869b6374edba009f7208a1926"},
-            "models": []}, indent=1),
+        "/usr/share/meta-npu/build-manifest.json": json.dumps(
+            {
+                "schema": "npu-build-manifest/1",
+                "npu_family": "rknpu",
+                "machine": f"rockchip-{board.soc}-evb",
+                "distro": "poky",
+                "image": "npu-image",
+                "driver": {"recipe": "linux-rockchip", "version": board.driver_version, "srcrev": None},
+                "runtime": {
+                    "recipe": "librknnrt",
+                    "version": "2.3.2",
+                    "srcrev": "42aa1d426c0a9e0869b6374edba009f7208a1926",
+                },
+                "delegate": None,
+                "daemon": {
+                    "recipe": "rknn-server",
+                    "version": "2.3.2",
+                    "srcrev": "42aa1d426c0a9e0869b6374edba009f7208a1926",
+                },
+                "models": [],
+            },
+            indent=1,
+        ),
     }
     if board.sram_bytes is not None:
         end = sram_base + board.sram_bytes
-        log.append(f"[    1.234600] RKNPU {npu}: RKNPU: sram region: [0x{sram_base:016x}, 0x{end:016x}), "
-                   f"sram size: {board.sram_bytes:#x}")
+        log.append(
+            f"[    1.234600] RKNPU {npu}: RKNPU: sram region: [0x{sram_base:016x}, 0x{end:016x}), "
+            f"sram size: {board.sram_bytes:#x}"
+        )
         files["/sys/kernel/debug/rknpu/mm"] = mm_bitmap(board.sram_bytes)
     runtime = assets.runtime if board.runtime_matches_server else assets.old_runtime
     processes = [TwinProcess("rknn_server", SERVER_PATH)] if board.server_running else []
@@ -167,3 +206,24 @@ def rockchip_spec(board: RockchipBoard, assets: RockchipAssets, model: bytes) ->
         kernel_log="\n".join(log) + "\n",
         processes=processes,
     )
+
+
+HEALTHY_RK3588 = RockchipBoard()
+HEALTHY_RK3576 = RockchipBoard(name="rk3576-healthy", soc="rk3576", sram_bytes=0x78000)
+
+# Each fault and the one check it must fail, with a phrase of that check's sentence.
+FAULTS: dict[str, tuple[RockchipBoard, str, str]] = {
+    "sram-missing": (RockchipBoard(name="rk3588-no-sram", sram_bytes=None), "memory",
+                     "The NPU has no SRAM"),
+    "server-down": (RockchipBoard(name="rk3588-server-down", server_running=False), "runtime",
+                    "is not running"),
+    "version-mismatch": (RockchipBoard(name="rk3588-mismatch", runtime_matches_server=False), "runtime",
+                         "version"),
+    "old-driver": (RockchipBoard(name="rk3588-old-driver", driver_version="0.8.2"), "driver", "0.8.2"),
+}
+
+
+def rockchip_assets(directory: Path) -> RockchipAssets:
+    directory.mkdir(parents=True, exist_ok=True)
+    return RockchipAssets(build_runtime(directory), build_server(directory),
+                          build_runtime(directory, "2.3.0"))
