@@ -103,7 +103,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--lava-signals", action="store_true", help="print LAVA_SIGNAL_TESTCASE lines")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
+    """Validate the options and load the profile.  Runs last, so another plugin (e.g. a lab plugin
+    turning a labgrid environment into targets) may append to `config.option.target` first."""
     config.addinivalue_line("markers", "npu_check(name): the acceptance check a test reports")
     if config.option.collectonly and not config.option.target:
         return
