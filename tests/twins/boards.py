@@ -3,7 +3,8 @@
 What a healthy twin presents, and where a real board has it:
 - /sys/devices/soc0/{soc_id,revision,family,machine}: "i.MX95", "2.0" (B0) — soc-imx9.c;
   revision "1.0" is A0 and "1.1" is A1 (see /work/shared/reference/STACKS.md).
-- /sys/module/neutron/version "1.0" (MODULE_VERSION of drivers/staging/neutron), /dev/neutron0.
+- /sys/module/neutron/version "1.0" (NEUTRON_DRIVER_VERSION of NXP's neutron_driver.c in
+  drivers/staging/neutron), /dev/neutron0 (device_create "neutron%d" in neutron_device.c).
 - /sys/class/remoteproc/remoteproc0/{name,firmware,state} running NeutronFirmware.elf, and the
   firmware file in /lib/firmware (a placeholder: nothing executes it in a twin).
 - The device tree under /sys/firmware/devicetree/base with /reserved-memory/neutron-pool, a
@@ -189,6 +190,9 @@ def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
                 "[    2.102000] remoteproc remoteproc0: powering up imx95-neutron-rproc",
                 "[    2.110000] remoteproc remoteproc0: Booting fw image NeutronFirmware.elf, size 38",
                 "[    2.120000] remoteproc remoteproc0: remote processor imx95-neutron-rproc is now up",
+        # dev_info() of NXP's neutron_device.c ("created neutron device, name=%s"); the device name
+        # follows the imx95.dtsi node imx95-neutron@4ab00004.
+        "[    2.130000] neutron 4ab00004.imx95-neutron: created neutron device, name=neutron0",
             ]
         )
         + "\n"
