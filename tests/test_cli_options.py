@@ -172,3 +172,24 @@ def test_generic_cpu_board_passes_with_skips_and_strict_fails_them(twin_setup, t
     assert strict.failed() == skipped, strict.describe()
     assert "Skipped check is a failure under --strict" in strict.results()["driver"].message
     np.testing.assert_equal(sorted(p.name for p in (run.artifacts).iterdir())[:1], ["baseline.json"])
+
+
+def test_fleet_with_an_unreachable_board_judges_the_others(twin_setup, tmp_path):
+    twin, profile, _ = twin_setup
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"root@127.0.0.1:{sock.getsockname()[1]}"
+        run = run_suite([twin.target, dead], profile, tmp_path / "run", twin.identity, twin.known_hosts)
+    assert run.returncode == 1, run.describe()
+    assert run.failed(twin.target) == set() and len(run.results(twin.target)) == 7, run.describe()
+    assert run.failed(dead) == {
+        "driver",
+        "silicon",
+        "runtime",
+        "delegate",
+        "outputs",
+        "memory",
+        "performance",
+    }
+    assert "connection refused" in run.results(dead)["driver"].message
+    assert f"{dead} (imx95-verdin-twin): NOT ACCEPTED — root cause: Cannot reach {dead}" in run.stdout

@@ -15,7 +15,7 @@ import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -65,14 +65,21 @@ def _random(item: RandomInput) -> np.ndarray:
     return rng.uniform(item.low, item.high, size=item.shape).astype(dtype)
 
 
+class BoardLink(Protocol):
+    """What collection needs from a connection to a board: `npu_accept.transport.Connection`, or an
+    adapter (e.g. over oeqa's target) with the same methods."""
+
+    def run(self, cmd: str, timeout: float) -> Any: ...
+    def put(self, local: Path, remote: str) -> None: ...
+    def get(self, remote: str, local: Path) -> None: ...
+    def make_temp_dir(self) -> str: ...
+
+
 def collect_board(
     target: str, profile: Profile, access: Access, artifacts: Path, baseline: dict[str, Any] | None = None
 ) -> BoardFacts:
     """All facts of one board; connection problems end up in `collect_error` as one sentence."""
     started = time.monotonic()
-    facts = BoardFacts(target=target, baseline=baseline)
-    out_dir = artifacts / board_dir_name(target)
-    out_dir.mkdir(parents=True, exist_ok=True)
     try:
         connection = Connection.open(
             parse_target(target),
@@ -82,32 +89,41 @@ def collect_board(
             connect_timeout=access.connect_timeout,
         )
     except TransportError as exc:
-        facts.collect_error = str(exc)
-        return facts
+        return BoardFacts(target=target, baseline=baseline, collect_error=str(exc))
     try:
-        remote = connection.make_temp_dir()
-        _upload_tools(connection, remote)
-        _collect_info(connection, remote, facts, out_dir)
-        for spec in profile.models:
-            facts.models.append(_collect_model(connection, remote, spec, profile, out_dir))
-        for collector in collectors(profile.family):
-            facts.extra.update(
-                collector(
-                    connection=connection, remote_dir=remote, facts=facts, profile=profile, artifacts=out_dir
-                )
-            )
-    except TransportError as exc:
-        facts.collect_error = f"Board {target} could not be examined: {exc}"
+        facts = collect_over(connection, target, profile, artifacts, baseline)
     finally:
         try:
-            connection.close()
+            connection.close()  # also removes the board's temp dir
         except TransportError:
             pass  # the board is gone; its temp dir goes with the next reboot
-        facts.collect_seconds = time.monotonic() - started
+    facts.collect_seconds = time.monotonic() - started
     return facts
 
 
-def _upload_tools(connection: Connection, remote: str) -> None:
+def collect_over(
+    link: BoardLink, target: str, profile: Profile, artifacts: Path, baseline: dict[str, Any] | None = None
+) -> BoardFacts:
+    """All facts of one board over an open link (the caller closes it and so removes the temp dir)."""
+    facts = BoardFacts(target=target, baseline=baseline)
+    out_dir = artifacts / board_dir_name(target)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        remote = link.make_temp_dir()
+        _upload_tools(link, remote)
+        _collect_info(link, remote, facts, out_dir)
+        for spec in profile.models:
+            facts.models.append(_collect_model(link, remote, spec, profile, out_dir))
+        for collector in collectors(profile.family):
+            facts.extra.update(
+                collector(connection=link, remote_dir=remote, facts=facts, profile=profile, artifacts=out_dir)
+            )
+    except TransportError as exc:
+        facts.collect_error = f"Board {target} could not be examined: {exc}"
+    return facts
+
+
+def _upload_tools(connection: BoardLink, remote: str) -> None:
     files = [
         p
         for p in sorted(TOOLS_DIR.rglob("*"))
@@ -121,7 +137,7 @@ def _upload_tools(connection: Connection, remote: str) -> None:
         connection.put(path, f"{remote}/{path.relative_to(TOOLS_DIR).as_posix()}")
 
 
-def _checked(connection: Connection, command: str, timeout: float) -> Any:
+def _checked(connection: BoardLink, command: str, timeout: float) -> Any:
     result = connection.run(command, timeout=timeout)
     if result.exit_code != 0:
         raise TransportError(
@@ -131,7 +147,7 @@ def _checked(connection: Connection, command: str, timeout: float) -> Any:
     return result
 
 
-def _collect_info(connection: Connection, remote: str, facts: BoardFacts, out_dir: Path) -> None:
+def _collect_info(connection: BoardLink, remote: str, facts: BoardFacts, out_dir: Path) -> None:
     result = connection.run(f"python3 {shlex.quote(remote)}/npu-info --json", timeout=INFO_TIMEOUT_S)
     (out_dir / "npu-info.json").write_bytes(result.stdout)
     (out_dir / "npu-info.stderr.txt").write_bytes(result.stderr)
@@ -150,7 +166,7 @@ def _collect_info(connection: Connection, remote: str, facts: BoardFacts, out_di
 
 
 def _collect_model(
-    connection: Connection, remote: str, spec: ModelSpec, profile: Profile, out_dir: Path
+    connection: BoardLink, remote: str, spec: ModelSpec, profile: Profile, out_dir: Path
 ) -> ModelFacts:
     model_dir = out_dir / spec.name
     model_dir.mkdir(parents=True, exist_ok=True)
@@ -197,7 +213,7 @@ def _collect_model(
 
 
 def _run(
-    connection: Connection,
+    connection: BoardLink,
     remote: str,
     model: str,
     backend: str,
