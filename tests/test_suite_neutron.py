@@ -83,6 +83,7 @@ def test_healthy_twin_passes_every_check(matrix):
     assert run.returncode == 0, run.describe()
     assert {c: r.status for c, r in run.results().items()} == dict.fromkeys(ALL_CHECKS, "pass")
     assert "ACCEPTED" in run.stdout and "NOT ACCEPTED" not in run.stdout
+    assert "match the CPU and golden reference" in run.message("outputs")
 
 
 def test_slightly_off_outputs_within_tolerance_pass(matrix):

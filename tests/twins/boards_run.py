@@ -55,7 +55,9 @@ def imx95_twin_profile(directory: Path, runs: int = 20, regression_tolerance: fl
     directory.mkdir(parents=True, exist_ok=True)
     data = yaml.safe_load((PROFILES / "imx95-verdin.yaml").read_text())
     photo = directory / "face_detection_input.npy"
-    np.save(photo, models.face_detection_input())
+    image = models.face_detection_input()
+    np.save(photo, image)
+    golden = _golden_outputs(models.model_path(models.FACE_DETECTION), image, directory)
     data["name"] = "imx95-verdin-twin"
     data["models"] = [
         {
@@ -63,6 +65,7 @@ def imx95_twin_profile(directory: Path, runs: int = 20, regression_tolerance: fl
             "path": f"{MODELS_DIR}/{CONVERTED_NAME}",
             "reference": f"{MODELS_DIR}/{REFERENCE_NAME}",
             "inputs": [{"file": photo.name}],
+            "golden": [g.name for g in golden],
             "thresholds": {
                 "cosine": 0.99,
                 "euclid": 0.90,
@@ -84,6 +87,23 @@ def imx95_twin_profile(directory: Path, runs: int = 20, regression_tolerance: fl
     path = directory / "imx95-verdin-twin.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def _golden_outputs(model: Path, image: np.ndarray, directory: Path) -> list[Path]:
+    """The reference model's outputs for the photo, computed on the host: the "golden" files a
+    model package ships (here from the same TFLite the twin's CPU runs, so they must match)."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_path=str(model))
+    interpreter.allocate_tensors()
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], image)
+    interpreter.invoke()
+    paths = []
+    for index, detail in enumerate(interpreter.get_output_details()):
+        path = directory / f"face_detection_golden{index}.npy"
+        np.save(path, interpreter.get_tensor(detail["index"]))
+        paths.append(path)
+    return paths
 
 
 @dataclass(frozen=True)
