@@ -269,3 +269,14 @@ def test_generic_cpu_run_failure_fails_outputs():
     )
     result = run_check("outputs", facts, profile)
     assert result.status == "fail" and "did not run on the CPU" in result.message
+
+
+def test_vendor_model_without_cpu_reference(profile):
+    rng = np.random.default_rng(6)
+    out = rng.normal(size=(1, 1001)).astype(np.float32)
+    facts = _facts(profile, npu_out=[out])
+    facts.models[0].cpu = None  # e.g. an .rknn model: no CPU run unless the profile names a reference
+    assert "no reference to compare against" in run_check("outputs", facts, profile).message
+    assert "no CPU reference model, so no speedup" in run_check("performance", facts, profile).message
+    facts.models[0].golden = [out.copy()]
+    assert "match the golden reference" in run_check("outputs", facts, profile).message

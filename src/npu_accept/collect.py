@@ -197,7 +197,9 @@ def _collect_model(
         model_dir / "npu",
         profile,
     )
-    if profile.has_npu:
+    # The CPU reference: the unconverted model (or, for TFLite, the same file) on tflite-cpu. A
+    # vendor format (.rknn, .cvimodel) has no CPU twin unless the profile names a reference.
+    if profile.has_npu and (spec.reference or spec.backend.startswith("tflite")):
         facts.cpu = _run(
             connection,
             remote,

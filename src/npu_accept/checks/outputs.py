@@ -83,13 +83,13 @@ def _judge_model(model: ModelFacts, profile: Profile, rows: list[dict[str, Any]]
             "(the delegate check names the cause).",
         )
     references: list[tuple[str, list[np.ndarray], RunFacts | None]] = []
-    if profile.has_npu:
+    if profile.has_npu and model.cpu is not None:
         cpu = model.cpu
-        if cpu is None or not cpu.ok:
+        if not cpu.ok:
             return failed(
                 CHECK,
                 f"The CPU reference run of model {name} failed "
-                f"({cpu.first_error() if cpu else 'not run'}); check the reference model path in "
+                f"({cpu.first_error()}); check the reference model path in "
                 "the profile.",
                 "cpu-reference",
             )

@@ -58,7 +58,9 @@ def check_performance(facts: BoardFacts, profile: Profile) -> CheckResult:
                 "(the delegate check names the cause).",
             )
         timing = f"{name} p50 {npu.p50:.3f} ms / p99 {npu.p99:.3f} ms"
-        if profile.has_npu:
+        if profile.has_npu and model.cpu is None:
+            said.append(f"{timing} (no CPU reference model, so no speedup)")
+        elif profile.has_npu:
             if cpu is None:
                 return failed(
                     CHECK,

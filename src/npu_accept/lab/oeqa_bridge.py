@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from npu_accept import collect
 from npu_accept.checks.base import CheckResult
-from npu_accept.checks.registry import collectors, run_all
+from npu_accept.checks.registry import run_all
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile, ProfileError, load_profile
 from npu_accept.transport import Result, TransferError, TransportError
@@ -121,30 +121,17 @@ class OeqaConnection:
         self._scratch = None
 
 
-def collect_over(connection: OeqaConnection, label: str, profile: Profile, artifacts: Path) -> BoardFacts:
-    """The collector's steps (collect.collect_board) over an already open connection."""
-    facts = BoardFacts(target=label)
-    out_dir = artifacts / collect.board_dir_name(label)
-    out_dir.mkdir(parents=True, exist_ok=True)
+def collect_via_oeqa(connection: OeqaConnection, label: str, profile: Profile, artifacts: Path) -> BoardFacts:
+    """The suite's own collection (collect.collect_over) over the oeqa adapter; the temp dirs go at the end."""
     started = time.monotonic()
     try:
-        remote = connection.make_temp_dir()
-        # the suite's own collection steps, called in collect_board's order (no copy of their logic)
-        collect._upload_tools(connection, remote)
-        collect._collect_info(connection, remote, facts, out_dir)
-        for spec in profile.models:
-            facts.models.append(collect._collect_model(connection, remote, spec, profile, out_dir))
-        for collector in collectors(profile.family):
-            facts.extra.update(collector(connection=connection, remote_dir=remote, facts=facts,
-                                         profile=profile, artifacts=out_dir))
-    except TransportError as exc:
-        facts.collect_error = f"Board {label} stopped answering while it was examined: {exc}"
+        facts = collect.collect_over(connection, label, profile, artifacts)
     finally:
         try:
             connection.close()
         except TransportError:
-            pass
-        facts.collect_seconds = time.monotonic() - started
+            pass  # the board is gone; its temp dir goes with the next reboot
+    facts.collect_seconds = time.monotonic() - started
     return facts
 
 
@@ -163,5 +150,5 @@ def accept(oeqa_target: OeqaTarget, profile_name: str, artifacts: Path,
     except ProfileError as exc:
         raise ValueError(str(exc)) from None
     connection = OeqaConnection(oeqa_target, target=label)
-    facts = collect_over(connection, label, profile, artifacts)
+    facts = collect_via_oeqa(connection, label, profile, artifacts)
     return OeqaVerdict(profile, facts, run_all(facts, profile))
