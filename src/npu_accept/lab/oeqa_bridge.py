@@ -122,7 +122,7 @@ class OeqaConnection:
 
 
 def collect_via_oeqa(connection: OeqaConnection, label: str, profile: Profile, artifacts: Path) -> BoardFacts:
-    """The suite's own collection (collect.collect_over) over the oeqa adapter; the temp dirs go at the end."""
+    """The suite's own collection (collect.collect_over) over the oeqa adapter, then its cleanup."""
     started = time.monotonic()
     try:
         facts = collect.collect_over(connection, label, profile, artifacts)
