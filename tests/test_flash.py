@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from twins.harness import TwinFile
 
 from npu_accept.flash.cli import run
 from npu_accept.flash.device import SystemView
@@ -535,6 +536,21 @@ def test_read_back_catches_a_card_that_dropped_a_write(tmp_path: Path, loop_devi
         verify_device(Path(f"{image}.bmap"), loop_device, io.StringIO())
 
 
+def installed_npu_tools() -> dict[str, TwinFile]:
+    """The npu-tools package's files where its recipe installs them (npu-tools_*.bb do_install).
+
+    Copied into the twin rather than linked: the twin's /tmp is its own, and CI may clone the
+    repository anywhere."""
+    files = REPO / "meta-npu" / "recipes-tools" / "npu-tools" / "files"
+    installed = {
+        f"/usr/bin/{tool}": TwinFile((files / tool).read_bytes(), 0o755) for tool in ("npu-info", "npu-run")
+    }
+    for source in sorted((files / "npu_target").rglob("*.py")):
+        board_path = "/usr/share/npu-tools/" + source.relative_to(files).as_posix()
+        installed[board_path] = TwinFile(source.read_bytes())
+    return installed
+
+
 def test_imx95_revision_read_from_a_running_board(twin_factory, tmp_path: Path, imx_deploy: Path) -> None:
     """--target runs the board's own npu-info (installed as the recipe does) over real SSH: an A0
     twin is refused for the B0 boot container, a B0 twin passes."""
@@ -543,13 +559,12 @@ def test_imx95_revision_read_from_a_running_board(twin_factory, tmp_path: Path, 
     from twins.boards import FAULTS, HEALTHY, imx95_spec
     from twins.boards_run import imx95_assets
 
-    launcher = REPO / "meta-npu" / "recipes-tools" / "npu-tools" / "files" / "npu-info"
     assets = imx95_assets(tmp_path / "assets")
     profile = board_profile("imx95-verdin", tmp_path)
     image = imx_deploy / "npu-image-imx95-19x19-verdin.rootfs.wic"
     for board, expected in ((FAULTS["a0"][0], "i.MX95 A0"), (HEALTHY, None)):
         spec = imx95_spec(board, assets)
-        twin = twin_factory(replace(spec, symlinks={**spec.symlinks, "/usr/bin/npu-info": str(launcher)}))
+        twin = twin_factory(replace(spec, files={**spec.files, **installed_npu_tools()}))
         argv = [
             "--board",
             str(profile),
