@@ -52,6 +52,11 @@ BASE_DTS = """/dts-v1/;
 	rst: reset-controller {
 		#reset-cells = <1>;
 	};
+	plic0: interrupt-controller@70000000 {
+		reg = <0x0 0x70000000 0x0 0x4000000>;
+		interrupt-controller;
+		#interrupt-cells = <2>;
+	};
 };
 """
 
@@ -137,6 +142,10 @@ def test_overlay_wires_heap_and_tpu_to_the_base_tree(tmp_path: Path) -> None:
     # CV181X_CLK_TPU 15, CV181X_CLK_TPU_FAB 16; RST_TDMA 7, RST_TPU 8, RST_TPUSYS 9.
     assert fdtget(dtb, "/tpu@c100000", "clocks") == [clk, "f", clk, "10"]
     assert fdtget(dtb, "/tpu@c100000", "resets") == [rst, "7", rst, "8", rst, "9"]
+    # The driver takes the TDMA interrupt by index 1 (platform_get_irq(pdev, 1)).
+    plic = fdtget(dtb, "/interrupt-controller@70000000", "phandle")[0]
+    assert fdtget(dtb, "/tpu@c100000", "interrupt-parent") == [plic]
+    assert fdtget(dtb, "/tpu@c100000", "interrupts", "u") == ["75", "4", "76", "4"]
 
 
 def test_oversized_carveout_is_caught(tmp_path: Path) -> None:

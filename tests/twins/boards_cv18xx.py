@@ -111,8 +111,9 @@ def kernel_log(board: Cv18xxBoard) -> str:
     lines = ["[    0.000000] Linux version 5.10.4-tag- (builder) #1 PREEMPT"]
     if board.chip_id is not None:
         lines.append(f"[    1.203000] CVITEK CHIP ID = {board.chip_id}")
-    if board.tpu_device:
-        lines.append("[    1.204000] cvi-tpu c100000.tpu: tpu probe done")
+    if not board.tpu_device:
+        # What cvi_tpu_probe() prints when the node lacks its clocks (interdrv/tpu).
+        lines.append("[    1.204000] Cannot get clk_tpu_axi")
     return "\n".join(lines) + "\n"
 
 
