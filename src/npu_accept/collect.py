@@ -90,6 +90,7 @@ def collect_board(
         )
     except TransportError as exc:
         return BoardFacts(target=target, baseline=baseline, collect_error=str(exc))
+    connected = time.monotonic()
     try:
         facts = collect_over(connection, target, profile, artifacts, baseline)
     finally:
@@ -97,6 +98,11 @@ def collect_board(
             connection.close()  # also removes the board's temp dir
         except TransportError:
             pass  # the board is gone; its temp dir goes with the next reboot
+    facts.timings = {
+        "connect": connected - started,
+        **facts.timings,
+        "close": time.monotonic() - connected - sum(facts.timings.values()),
+    }
     facts.collect_seconds = time.monotonic() - started
     return facts
 
@@ -108,18 +114,31 @@ def collect_over(
     facts = BoardFacts(target=target, baseline=baseline)
     out_dir = artifacts / board_dir_name(target)
     out_dir.mkdir(parents=True, exist_ok=True)
+    clock = time.monotonic()
+
+    def lap(phase: str) -> None:
+        nonlocal clock
+        now = time.monotonic()
+        facts.timings[phase] = facts.timings.get(phase, 0.0) + now - clock
+        clock = now
+
     try:
         remote = link.make_temp_dir()
         _upload_tools(link, remote)
+        lap("upload")
         _collect_info(link, remote, facts, out_dir)
+        lap("npu-info")
         for spec in profile.models:
             facts.models.append(_collect_model(link, remote, spec, profile, out_dir))
+            lap(f"model {spec.name}")
         for collector in collectors(profile.family):
             facts.extra.update(
                 collector(connection=link, remote_dir=remote, facts=facts, profile=profile, artifacts=out_dir)
             )
+        lap("family collectors")
     except TransportError as exc:
         facts.collect_error = f"Board {target} could not be examined: {exc}"
+    (out_dir / "timings.json").write_text(json.dumps(facts.timings, indent=2) + "\n")
     return facts
 
 

@@ -67,6 +67,7 @@ class BoardFacts:
     extra: dict[str, Any] = field(default_factory=dict)  # facts of family collectors
     collect_error: str | None = None  # the board could not be examined at all
     collect_seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase of the examination
 
     def info_section(self, key: str) -> dict[str, Any]:
         value = (self.info or {}).get(key)

@@ -171,6 +171,9 @@ def _context(outcomes: list[BoardOutcome]) -> dict[str, Any]:
                 "latencies": latencies,
                 "svg": latency_svg(outcome),
                 "seconds": outcome.facts.collect_seconds,
+                "timings": ", ".join(
+                    f"{phase} {seconds:.2f} s" for phase, seconds in outcome.facts.timings.items()
+                ),
             }
         )
         boards[-1]["statistic"] = outcome.profile.performance.statistic
