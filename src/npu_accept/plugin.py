@@ -50,7 +50,6 @@ class SuiteState:
     profile: Profile
     access: Access
     artifacts: Path
-    artifacts_given: bool
     baseline: dict[str, Any] | None
     strict: bool
     lava: bool
@@ -141,7 +140,6 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     baseline = _load_baseline(config.option.baseline) if config.option.baseline else None
     artifacts = config.option.artifacts
-    given = artifacts is not None
     if artifacts is None:
         artifacts = Path(tempfile.mkdtemp(prefix="npu-accept-"))
     artifacts.mkdir(parents=True, exist_ok=True)
@@ -150,7 +148,6 @@ def pytest_configure(config: pytest.Config) -> None:
         profile=profile,
         access=Access(config.option.identity, config.option.known_hosts, config.option.accept_new_host_key),
         artifacts=artifacts,
-        artifacts_given=given,
         baseline=baseline,
         strict=bool(config.getini("strict")),
         lava=config.option.lava_signals,
