@@ -193,3 +193,11 @@ def test_fleet_with_an_unreachable_board_judges_the_others(twin_setup, tmp_path)
     }
     assert "connection refused" in run.results(dead)["driver"].message
     assert f"{dead} (imx95-verdin-twin): NOT ACCEPTED — root cause: Cannot reach {dead}" in run.stdout
+
+
+def test_same_target_twice():
+    _one_sentence_error(
+        _suite("--target", "root@127.0.0.1", "--target", "root@127.0.0.1", "--board", "imx95-verdin"),
+        USAGE_ERROR,
+        "A --target is given twice; name each board once.",
+    )
