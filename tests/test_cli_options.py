@@ -96,10 +96,17 @@ def test_unreachable_target(tmp_path):
         known = tmp_path / "known_hosts"
         known.write_text("")
         proc = _suite(
-            "--target", f"root@127.0.0.1:{port}", "--board", "imx95-verdin", "--known-hosts", str(known)
+            "--target",
+            f"root@127.0.0.1:{port}",
+            "--board",
+            "imx95-verdin",
+            "--known-hosts",
+            str(known),
+            "--lava-signals",
         )
     assert proc.returncode == NO_BOARD, proc.stdout + proc.stderr
     assert f"127.0.0.1:{port}" in proc.stdout and "Traceback" not in proc.stdout + proc.stderr
+    assert "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=silicon RESULT=fail>" in proc.stdout
 
 
 def test_unknown_host_key_is_refused_without_opt_in(twin_setup, tmp_path):

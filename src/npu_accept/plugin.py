@@ -185,7 +185,9 @@ def suite(request: pytest.FixtureRequest) -> SuiteState:
 
 @pytest.fixture(scope="session")
 def fleet(
-    suite: SuiteState, record_testsuite_property: Callable[[str, object], None]
+    request: pytest.FixtureRequest,
+    suite: SuiteState,
+    record_testsuite_property: Callable[[str, object], None],
 ) -> dict[str, BoardOutcome]:
     """Examine every board concurrently (one thread each), then judge the seven checks per board."""
     if not suite.outcomes:
@@ -195,6 +197,13 @@ def fleet(
                 suite.outcomes[target] = future.result()
         unreachable = [o for o in suite.outcomes.values() if o.facts.collect_error]
         if len(unreachable) == len(suite.outcomes):
+            if suite.lava:  # LAVA still gets a result per test case; the lines bypass output capture
+                fleet_ids = len(suite.targets) > 1
+                with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
+                    for outcome in unreachable:
+                        for check in outcome.results:
+                            sys.stdout.write(lava_line(check, outcome.target, fleet_ids, "fail") + "\n")
+                    sys.stdout.flush()
             pytest.exit(" ".join(o.facts.collect_error or "" for o in unreachable), returncode=3)
         fleet_mode = len(suite.outcomes) > 1
         for outcome in suite.outcomes.values():
