@@ -280,3 +280,13 @@ def test_vendor_model_without_cpu_reference(profile):
     assert "no CPU reference model, so no speedup" in run_check("performance", facts, profile).message
     facts.models[0].golden = [out.copy()]
     assert "match the golden reference" in run_check("outputs", facts, profile).message
+
+
+def test_model_replaced_after_the_build_fails_delegate(profile):
+    facts = _facts(profile)
+    facts.models[0].npu.report["model"]["sha256"] = "a" * 64
+    facts.info["manifest"]["models"] = [{"path": profile.models[0].path, "sha256": "b" * 64}]
+    result = run_check("delegate", facts, profile)
+    assert result.status == "fail" and "is not the one the image was built with" in result.message
+    facts.info["manifest"]["models"][0]["sha256"] = "a" * 64
+    assert run_check("delegate", facts, profile).status == "pass"

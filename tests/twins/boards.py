@@ -60,6 +60,7 @@ class Imx95Board:
     firmware_state: str = "running"
     converted: Path | None = None  # override the converted model (e.g. a slower build)
     reference: Path | None = None
+    model_replaced: bool = False  # the manifest records another build of the converted model
 
 
 HEALTHY = Imx95Board()
@@ -77,6 +78,11 @@ FAULTS: dict[str, tuple[Imx95Board, str, str]] = {
         replace(HEALTHY, name="imx95-firmware-offline", firmware_state="offline"),
         "driver",
         "NeutronFirmware.elf is not running (remoteproc state 'offline')",
+    ),
+    "model-replaced": (
+        replace(HEALTHY, name="imx95-model-replaced", model_replaced=True),
+        "delegate",
+        "is not the one the image was built with",
     ),
     "manifest-mismatch": (
         replace(HEALTHY, name="imx95-manifest-mismatch", manifest_driver_version="1.1"),
@@ -135,7 +141,9 @@ def _manifest(board: Imx95Board, assets: TwinAssets) -> str:
             "models": [
                 {
                     "path": f"{MODELS_DIR}/{CONVERTED_NAME}",
-                    "sha256": hashlib.sha256(converted.read_bytes()).hexdigest(),
+                    "sha256": hashlib.sha256(
+                        converted.read_bytes() + (b"another build" if board.model_replaced else b"")
+                    ).hexdigest(),
                 },
                 {
                     "path": f"{MODELS_DIR}/{REFERENCE_NAME}",
@@ -190,9 +198,9 @@ def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
                 "[    2.102000] remoteproc remoteproc0: powering up imx95-neutron-rproc",
                 "[    2.110000] remoteproc remoteproc0: Booting fw image NeutronFirmware.elf, size 38",
                 "[    2.120000] remoteproc remoteproc0: remote processor imx95-neutron-rproc is now up",
-        # dev_info() of NXP's neutron_device.c ("created neutron device, name=%s"); the device name
-        # follows the imx95.dtsi node imx95-neutron@4ab00004.
-        "[    2.130000] neutron 4ab00004.imx95-neutron: created neutron device, name=neutron0",
+                # dev_info() of NXP's neutron_device.c ("created neutron device, name=%s"); the device name
+                # follows the imx95.dtsi node imx95-neutron@4ab00004.
+                "[    2.130000] neutron 4ab00004.imx95-neutron: created neutron device, name=neutron0",
             ]
         )
         + "\n"

@@ -6,6 +6,8 @@ log lines it captured ("NeutronDelegate delegate: N nodes delegated out of M nod
 
 from __future__ import annotations
 
+from typing import Any
+
 from npu_accept.checks.base import CheckResult, failed, passed, skipped
 from npu_accept.facts import BoardFacts, ModelFacts
 from npu_accept.logparse import parse_delegations
@@ -32,9 +34,11 @@ def check_delegate(facts: BoardFacts, profile: Profile) -> CheckResult:
             f"The delegate library {spec.path} is missing, so nothing could be delegated "
             "(the runtime check names the fix).",
         )
+    manifest = (facts.info or {}).get("manifest")
+    manifest = manifest if isinstance(manifest, dict) else {}
     summaries: list[str] = []
     for model in facts.models:
-        problem = _judge(model, profile)
+        problem = _judge(model, profile, manifest)
         if isinstance(problem, CheckResult):
             return problem
         summaries.append(problem)
@@ -43,7 +47,7 @@ def check_delegate(facts: BoardFacts, profile: Profile) -> CheckResult:
     return passed(CHECK, "The delegate " + "; ".join(summaries) + ".")
 
 
-def _judge(model: ModelFacts, profile: Profile) -> CheckResult | str:
+def _judge(model: ModelFacts, profile: Profile, manifest: dict[str, Any]) -> CheckResult | str:
     spec = profile.delegate
     assert spec is not None
     name = model.spec.name
@@ -96,6 +100,16 @@ def _judge(model: ModelFacts, profile: Profile) -> CheckResult | str:
             "model-not-converted",
             custom_ops=custom_ops,
         )
+    built = _built_sha256(manifest, model.spec.path)
+    found = (report.get("model") or {}).get("sha256")
+    if built and found and built != found:
+        return failed(
+            CHECK,
+            f"Model {name} ({model.spec.path}) is not the one the image was built with (sha256 "
+            f"{found[:12]}… on the board, {built[:12]}… in the build manifest); reflash the image or "
+            "rebuild it with this model.",
+            "model-replaced",
+        )
     if not run.ok:
         return failed(
             CHECK,
@@ -125,6 +139,14 @@ def _judge(model: ModelFacts, profile: Profile) -> CheckResult | str:
         f"offloaded {delegated} of {total} nodes of {name} in {partitions} partition(s){evidence}{cpu_rest}"
         + (f", custom op {spec.required_custom_op} present" if spec.required_custom_op else "")
     )
+
+
+def _built_sha256(manifest: dict[str, Any], path: str) -> str | None:
+    """The sha256 the build manifest records for a model file, None when it lists no such file."""
+    for entry in manifest.get("models") or []:
+        if isinstance(entry, dict) and entry.get("path") == path:
+            return entry.get("sha256")
+    return None
 
 
 IMPLEMENTS = {(CHECK, "*"): check_delegate}
