@@ -25,8 +25,20 @@ def build_delegate(out_dir: Path, name: str = "libneutron_delegate.so") -> Path:
     if gcc is None:
         raise DelegateBuildError("gcc is not installed; apt-get install gcc libc6-dev.")
     tmp = target.with_suffix(".so.tmp")
-    cmd = [gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden",
-           "-o", str(tmp), str(SOURCE_DIR / "neutron_twin_delegate.c"), "-lm"]
+    cmd = [
+        gcc,
+        "-shared",
+        "-fPIC",
+        "-O2",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-fvisibility=hidden",
+        "-o",
+        str(tmp),
+        str(SOURCE_DIR / "neutron_twin_delegate.c"),
+        "-lm",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise DelegateBuildError(f"the twin delegate did not compile: {proc.stderr.strip()}")

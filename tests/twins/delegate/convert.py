@@ -34,9 +34,11 @@ def output_reshapes(model: schema.ModelT) -> list[int]:
     for op in ops:
         if _builtin(model.operatorCodes[op.opcodeIndex]) == CONCATENATION and int(op.outputs[0]) in outputs:
             concat_inputs.update(int(t) for t in op.inputs)
-    return [i for i, op in enumerate(ops)
-            if _builtin(model.operatorCodes[op.opcodeIndex]) == RESHAPE
-            and int(op.outputs[0]) in concat_inputs]
+    return [
+        i
+        for i, op in enumerate(ops)
+        if _builtin(model.operatorCodes[op.opcodeIndex]) == RESHAPE and int(op.outputs[0]) in concat_inputs
+    ]
 
 
 def convert(source: Path, target: Path, op_indices: list[int] | None = None) -> list[int]:
