@@ -81,4 +81,3 @@ KERNEL_MODULE_AUTOLOAD += "${CVI_CHIP}_sys ${CVI_CHIP}_base ${CVI_CHIP}_tpu"
 PACKAGE_ARCH = "${MACHINE_ARCH}"
 COMPATIBLE_MACHINE = "^milkv-(duo|duo256m|duos)$"
 
-RRECOMMENDS:${PN} += "cviruntime"
