@@ -9,7 +9,7 @@
 CVIBUILDER_VERSION = 4309f2a649fc7cfe7160389d52a81c469dbdd7bc
 CVIBUILDER_SITE = https://github.com/sophgo/cvibuilder.git
 CVIBUILDER_SITE_METHOD = git
-# No licence file and no notice in its three files: nothing grants a licence.
+# No licence file and no notice in its five files: nothing grants a licence.
 CVIBUILDER_LICENSE = PROPRIETARY
 CVIBUILDER_REDISTRIBUTE = NO
 HOST_CVIBUILDER_DEPENDENCIES = host-flatbuffers

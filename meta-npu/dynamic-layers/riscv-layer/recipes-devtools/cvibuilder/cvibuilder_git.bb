@@ -3,8 +3,8 @@ DESCRIPTION = "proto/cvimodel.fbs and proto/parameter.fbs compiled by flatc into
 cvibuilder/cvimodel_generated.h and parameter_generated.h, which cviruntime includes to read \
 .cvimodel files. Header-only: everything lands in the -dev package."
 HOMEPAGE = "https://github.com/sophgo/cvibuilder"
-# sophgo/cvibuilder has no licence file and its three files (CMakeLists.txt, two .fbs) carry no
-# copyright or licence notice, so nothing grants a licence: treat as proprietary and make the
+# sophgo/cvibuilder has no licence file and its files (CMakeLists.txt, two .fbs, README.md,
+# .gitignore) carry no copyright or licence notice, so nothing grants a licence: treat as proprietary and make the
 # user opt in (LICENSE_FLAGS_ACCEPTED += "sophgo-no-licence"). Proprietary is oe-core's
 # common-licenses/Proprietary.
 LICENSE = "Proprietary"

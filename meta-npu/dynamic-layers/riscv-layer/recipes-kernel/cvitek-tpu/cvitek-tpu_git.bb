@@ -48,7 +48,7 @@ CVI_CHIP:milkv-duo256m = "cv181x"
 CVI_CHIP:milkv-duos = "cv181x"
 
 # Build order matters: base links against sys's exported symbols (base/Makefile
-# KBUILD_EXTRA_SYMBOLS += ../sys/Module.symvers).
+# KBUILD_EXTRA_SYMBOLS += $(PWD)/../sys/Module.symvers).
 CVI_TPU_DRIVERS = "sys base tpu"
 
 do_compile() {

@@ -20,10 +20,13 @@ inherit cmake
 
 EXTRA_OECMAKE = "-DENABLE_STATIC=OFF"
 
-# libcnpy.so is unversioned: it belongs in the main package. The helper scripts
-# mat2npz/npy2mat/npz2mat are Python.
+# mat2npz, npy2mat and npz2mat are host-side helpers (`#!/usr/bin/env python`, importing numpy
+# and scipy.io, read at 2f56f4c2): not for the target, as in buildroot/package/cvi-cnpy.
+do_install:append() {
+    rm -f ${D}${bindir}/mat2npz ${D}${bindir}/npy2mat ${D}${bindir}/npz2mat
+    rmdir --ignore-fail-on-non-empty ${D}${bindir}
+}
+
+# libcnpy.so is unversioned: it belongs in the main package.
 SOLIBS = ".so"
 FILES_SOLIBSDEV = ""
-PACKAGES =+ "${PN}-tools"
-FILES:${PN}-tools += "${bindir}/mat2npz ${bindir}/npy2mat ${bindir}/npz2mat"
-RDEPENDS:${PN}-tools = "python3-core"
