@@ -106,12 +106,14 @@ def test_imx95_verdin_reproduces_nxp_manifest() -> None:
         "meta-freescale-ml": "e55df3c0f515ba62fcc2cc4c8ddee80b99706a40",
         "meta-arm": "21894cc2ea3197e6bfc1a56d889f757a09dc8b31",
         "meta-qt6": "00c3bd954341a2a755fdee6b978af952f51793e7",
-        "meta-browser": "f988d616d37ddf160d3d747ed54d0a66d549f499",
         "meta-security": "1f7eeb8e84811fa79b98f236ade42dc52d44cfc6",
         "meta-virtualization": "38008d99d5bedc7d9769b9e95e3d6019a2df1698",
     }
     assert {name: repos[name]["commit"] for name in manifest} == manifest
-    assert repos["meta-imx"]["tag"] == "rel_imx_6.12.49_2.2.0"
+    for tagged in ("meta-imx", "meta-nxp-demo-experience", "meta-nxp-connectivity"):
+        assert repos[tagged]["tag"] == "rel_imx_6.12.49_2.2.0"
+    # meta-imx's setup script (newest readable: 14cea73451) no longer hooks in meta-chromium.
+    assert "meta-browser" not in repos
     config = yaml.safe_load((ROOT / "kas" / "imx95-verdin.yml").read_text())
     assert config["machine"] == "imx95-19x19-verdin"
     assert config["distro"] == "fsl-imx-xwayland"
