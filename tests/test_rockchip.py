@@ -498,9 +498,9 @@ def test_kernel_fragment_enables_the_driver_its_debugfs_and_sram_with_one_memory
 # Recipe files of each stack that the bbappends here target (read from the layers' trees:
 # poky walnascar d0b46a66, oe-core wrynose ef022bf8, JeffyCN/meta-rockchip walnascar f5acd79b).
 VENDOR_RECIPES = ["linux-rockchip_6.1.bb", "linux-yocto_6.12.bb", "linux-libc-headers_6.1-custom.bb",
-                  "mesa.bb", "packagegroup-npu.bb"]
+                  "mesa.bb", "packagegroup-npu.bb", "npu-tools_1.0.0.bb"]
 MAINLINE_RECIPES = ["linux-yocto_6.18.bb", "linux-libc-headers_6.18.bb", "mesa.bb",
-                    "packagegroup-npu.bb"]
+                    "packagegroup-npu.bb", "npu-tools_1.0.0.bb"]
 
 
 def appends_to(bbappend: str, recipe: str) -> bool:
