@@ -26,8 +26,7 @@ from npu_accept.flash.device import SystemView
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "pytests" / "profiles"
 
-# The flash: section each board profile carries (docs/design.md "Flashing"); used when the
-# profile in pytests/profiles has none yet, so every board's command line is tested.
+# The flash: section each shipped board profile carries (docs/design.md "Flashing").
 FLASH_SECTIONS = {
     "imx95-verdin": {
         "method": "uuu",
@@ -73,12 +72,18 @@ def _base_profile(name: str, family: str) -> dict:
     }
 
 
+def test_every_shipped_profile_carries_its_documented_flash_section() -> None:
+    shipped = {path.stem: yaml.safe_load(path.read_text()) for path in PROFILES.glob("*.yaml")}
+    assert set(shipped) == set(FLASH_SECTIONS)
+    for name, data in shipped.items():
+        assert data.get("flash") == FLASH_SECTIONS[name], name
+
+
 def board_profile(name: str, directory: Path) -> Path:
-    """The board's real profile when it exists (plus the documented flash: section if it has none)."""
+    """A copy of the board's shipped profile (a minimal one for a board without)."""
     real = PROFILES / f"{name}.yaml"
     data = yaml.safe_load(real.read_text()) if real.is_file() else _base_profile(name, FAMILIES[name])
-    if data.get("flash") is None:
-        data["flash"] = FLASH_SECTIONS[name]
+    data.setdefault("flash", FLASH_SECTIONS[name])
     for model in data.get("models") or []:  # the copy lives elsewhere: anchor the profile's own files
         for item in model.get("inputs") or []:
             if "file" in item:
