@@ -9,6 +9,7 @@ driver.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -234,6 +235,86 @@ def test_rocket_has_no_memory_to_check() -> None:
     assert sram_verdict("rock-5b", None).status == "skip"
 
 
+# --- check 3 for RKNPU: rknn_server restarted by its supervisor, on recorded probes -----------
+
+RK_INFO = {
+    "runtime": {"name": "librknnrt", "path": "/usr/lib/librknnrt.so", "version": "2.3.2"},
+    "daemon": {"name": "rknn_server", "path": "/usr/bin/rknn_server", "version": "2.3.2", "running": True,
+               "pids": [41]},
+    "manifest": {"runtime": {"version": "2.3.2"}},
+}
+
+
+def runtime_verdict(probe: dict | None, *, restart_check: bool = True, info: dict | None = None):  # noqa: ANN201
+    import dataclasses
+
+    from npu_accept.checks.registry import run_check
+    from npu_accept.facts import BoardFacts
+    from npu_accept.profile import load_profile
+
+    profile = load_profile("rk3588-evb", Path(__file__).resolve().parents[1] / "pytests" / "profiles")
+    if not restart_check:
+        profile = dataclasses.replace(profile, daemon={**(profile.daemon or {}), "restart_check": False})
+    facts = BoardFacts(target="twin", info=info or RK_INFO,
+                       extra={} if probe is None else {"daemon_restart": probe})
+    return run_check("runtime", facts, profile)
+
+
+def test_shipped_rockchip_profiles_ask_for_the_restart_check() -> None:
+    from npu_accept.profile import load_profile
+
+    for name in ("rk3588-evb", "rk3576-evb"):
+        profile = load_profile(name, Path(__file__).resolve().parents[1] / "pytests" / "profiles")
+        assert (profile.daemon or {}).get("restart_check") is True
+
+
+def test_daemon_restarted_by_its_supervisor_passes() -> None:
+    verdict = runtime_verdict({"name": "rknn_server", "restarted": True, "old_pids": [41],
+                               "new_pids": [57], "waited_s": 0.4, "timeout_s": 10.0, "error": None})
+    assert verdict.status == "pass", verdict.message
+    assert "rknn_server (PID 41) was killed and its supervisor restarted it as PID 57" in verdict.message
+
+
+def test_daemon_not_restarted_fails_with_the_fix() -> None:
+    verdict = runtime_verdict({"name": "rknn_server", "restarted": False, "old_pids": [41],
+                               "new_pids": [], "waited_s": 10.1, "timeout_s": 10.0, "error": None})
+    assert verdict.status == "fail" and verdict.cause == "daemon-not-supervised"
+    assert verdict.message == ("rknn_server was killed and not restarted within 10 s: enable "
+                               "rknn-server.service (Restart=on-failure) or its init script.")
+
+
+def test_unprobed_daemon_fails_and_unrequested_probe_is_not_needed() -> None:
+    assert runtime_verdict(None).cause == "daemon-restart-unknown"
+    assert runtime_verdict(None, restart_check=False).status == "pass"
+
+
+def test_probe_that_could_not_kill_fails_naming_why() -> None:
+    verdict = runtime_verdict({"name": "rknn_server", "restarted": False, "old_pids": [41], "new_pids": [],
+                               "waited_s": 0.0, "timeout_s": 10.0,
+                               "error": "kill -9 41 failed with status 1 (Operation not permitted)"})
+    assert verdict.status == "fail" and "Operation not permitted" in verdict.message
+
+
+def test_dead_daemon_fails_as_not_running_before_any_restart_probe() -> None:
+    info = {**RK_INFO, "daemon": {**RK_INFO["daemon"], "running": False, "pids": []}}
+    verdict = runtime_verdict(None, info=info)
+    assert verdict.cause == "daemon-dead"
+
+
+def test_restart_check_must_be_a_boolean(tmp_path: Path) -> None:
+    import yaml
+
+    from npu_accept.profile import ProfileError, load_profile
+
+    profiles = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+    data = yaml.safe_load((profiles / "rk3588-evb.yaml").read_text())
+    data["daemon"]["restart_check"] = "yes"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ProfileError, match="restart_check"):
+        load_profile(str(bad), profiles)
+
+
 # --- the suite, as a user runs it, against RKNPU board twins ----------------------------------
 
 # What the vendor profiles check that a twin can present for real: the driver and its version,
@@ -267,9 +348,15 @@ def test_healthy_twin_passes_driver_soc_runtime_and_sram(suite_runs: dict, name:
     assert {check: results[check].status for check in TWIN_CHECKS} == dict.fromkeys(TWIN_CHECKS, "pass"), \
         run.describe()
     assert "KB of SRAM" in run.message("memory")
+    runtime = run.message("runtime")
+    assert "was killed and its supervisor restarted it as PID" in runtime, runtime
+    probe = json.loads(next(run.artifacts.glob("*/daemon-restart.json")).read_text())
+    assert probe["restarted"] and probe["old_pids"] and set(probe["new_pids"]).isdisjoint(probe["old_pids"])
 
 
-@pytest.mark.parametrize("fault", ["sram-missing", "server-down", "version-mismatch", "old-driver"])
+@pytest.mark.parametrize(
+    "fault", ["sram-missing", "server-down", "version-mismatch", "old-driver", "server-not-supervised"]
+)
 def test_each_fault_fails_its_check(suite_runs: dict, fault: str) -> None:
     from twins.boards_rockchip import FAULTS
 

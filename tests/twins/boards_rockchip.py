@@ -15,7 +15,8 @@ guide): /sys/kernel/debug/rknpu/{version,load,mm} ("RKNPU driver: v0.9.8", the l
 bitmap with "SRAM total size: 978944"), the dmesg lines of the driver ("RKNPU fdab0000.npu:
 RKNPU: sram region: [0x00000000ff001000, 0x00000000ff0f0000), sram size: 0xef000" and the DRM
 core's "Initialized rknpu 0.9.8 20240828 for fdab0000.npu on minor 1"), the render node of the
-NPU, /usr/lib/librknnrt.so, /usr/bin/rknn_server (running), the build manifest.
+NPU, /usr/lib/librknnrt.so, /usr/bin/rknn_server (running under a supervisor that restarts it
+when killed, as rknn-server.service does), the build manifest.
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ class RockchipBoard:
     driver_version: str = "0.9.8"
     sram_bytes: int | None = 0xEF000  # None: no SRAM given to the NPU
     server_running: bool = True
+    server_supervised: bool = True  # False: no supervisor restarts a killed rknn_server
     runtime_matches_server: bool = True
 
 
@@ -196,7 +198,13 @@ def rockchip_spec(board: RockchipBoard, assets: RockchipAssets, model: bytes) ->
         )
         files["/sys/kernel/debug/rknpu/mm"] = mm_bitmap(board.sram_bytes)
     runtime = assets.runtime if board.runtime_matches_server else assets.old_runtime
-    processes = [TwinProcess("rknn_server", SERVER_PATH)] if board.server_running else []
+    # Supervised as rknn-server.service (Restart=on-failure) would: the harness restarts it 0.2 s
+    # after it dies, so check 3's kill-and-watch probe sees a new PID.
+    processes = (
+        [TwinProcess("rknn_server", SERVER_PATH, restart=board.server_supervised)]
+        if board.server_running
+        else []
+    )
     return TwinSpec(
         name=board.name,
         files=files,
@@ -219,6 +227,9 @@ FAULTS: dict[str, tuple[RockchipBoard, str, str]] = {
                     "is not running"),
     "version-mismatch": (RockchipBoard(name="rk3588-mismatch", runtime_matches_server=False), "runtime",
                          "version"),
+    "server-not-supervised": (RockchipBoard(name="rk3588-unsupervised", server_supervised=False), "runtime",
+                              "rknn_server was killed and not restarted within 10 s: enable "
+                              "rknn-server.service (Restart=on-failure) or its init script."),
     "old-driver": (RockchipBoard(name="rk3588-old-driver", driver_version="0.8.2"), "driver", "0.8.2"),
 }
 

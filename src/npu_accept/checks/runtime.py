@@ -1,8 +1,9 @@
 """Check 3 — runtime and daemon: the NPU runtime library and daemon are present, running and of
 matching versions; the delegate library is present and loads (evidence: the NPU run loaded it).
 
-Family-independent; a family with more to prove (e.g. rknn_server restarted by its supervisor)
-registers its own function for ("runtime", family).
+Family-independent; a family with more to prove registers its own function for
+("runtime", family): rknpu's (checks/rknn_daemon.py) also proves that rknn_server is restarted by
+its supervisor after being killed.
 """
 
 from __future__ import annotations

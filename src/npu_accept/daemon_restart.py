@@ -1,0 +1,86 @@
+"""Probe whether a board's NPU daemon is restarted by its supervisor: list its PIDs, SIGKILL them
+over the transport, poll until a process of the same name with a new PID appears or the profile's
+time is up.
+
+meta-npu installs rknn_server with a systemd unit (Restart=on-failure) and a sysvinit script, so
+on a good image a killed rknn_server comes back within a second. The PIDs are read from
+/proc/<pid>/comm with plain POSIX sh (no pidof needed on the image); zombies do not count.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+DEFAULT_TIMEOUT_S = 10.0
+POLL_INTERVAL_S = 0.2
+COMMAND_TIMEOUT_S = 30.0
+
+
+class _Link(Protocol):
+    def run(self, cmd: str, timeout: float) -> Any: ...
+
+
+@dataclass
+class RestartProbe:
+    """What happened when the daemon was killed."""
+
+    name: str
+    restarted: bool
+    old_pids: list[int] = field(default_factory=list)
+    new_pids: list[int] = field(default_factory=list)
+    waited_s: float = 0.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    error: str | None = None  # the probe could not run (daemon not running, kill refused)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def pids_command(name: str) -> str:
+    """A POSIX sh command printing the PIDs of live (non-zombie) processes whose comm is NAME."""
+    comm = shlex.quote(name[:15])  # the kernel truncates comm to 15 characters
+    return (
+        'for d in /proc/[0-9]*; do '
+        f'[ "$(cat "$d/comm" 2>/dev/null)" = {comm} ] || continue; '
+        's=$(cat "$d/stat" 2>/dev/null) || continue; s=${s##*) }; '
+        '[ "${s%% *}" = Z ] || echo "${d#/proc/}"; '
+        "done"
+    )
+
+
+def daemon_pids(link: _Link, name: str) -> list[int]:
+    result = link.run(pids_command(name), timeout=COMMAND_TIMEOUT_S)
+    text = result.stdout.decode(errors="replace") if isinstance(result.stdout, bytes) else str(result.stdout)
+    return sorted(int(word) for word in text.split() if word.isdigit())
+
+
+def probe_restart(
+    link: _Link, name: str, timeout_s: float = DEFAULT_TIMEOUT_S, poll_s: float = POLL_INTERVAL_S
+) -> RestartProbe:
+    """Kill every NAME process with SIGKILL and wait up to TIMEOUT_S for a new one."""
+    old = daemon_pids(link, name)
+    probe = RestartProbe(name=name, restarted=False, old_pids=old, timeout_s=timeout_s)
+    if not old:
+        probe.error = f"{name} was not running, so there was nothing to kill"
+        return probe
+    kill = link.run("kill -9 " + " ".join(str(p) for p in old), timeout=COMMAND_TIMEOUT_S)
+    if kill.exit_code != 0:
+        detail = kill.stderr.decode(errors="replace").strip() if isinstance(kill.stderr, bytes) else ""
+        probe.error = f"kill -9 {' '.join(map(str, old))} failed with status {kill.exit_code}" + (
+            f" ({detail.splitlines()[-1]})" if detail else ""
+        )
+        return probe
+    started = time.monotonic()
+    while True:
+        now = daemon_pids(link, name)
+        probe.waited_s = round(time.monotonic() - started, 3)
+        probe.new_pids = [p for p in now if p not in old]
+        if probe.new_pids:
+            probe.restarted = True
+            return probe
+        if probe.waited_s >= timeout_s:
+            return probe
+        time.sleep(poll_s)
