@@ -126,3 +126,19 @@ def load_backend(name: str) -> RunFunction:
         raise UsageError(f"backend module npu_target/backends/{module_name}.py defines no run(); "
                          "reinstall npu-tools.")
     return run
+
+
+def load_inputs(paths: list[Path]) -> list[Any]:
+    """The input tensors from .npy files, or a UsageError naming the file and the fix."""
+    import numpy as np  # only backends need numpy; keep the interface importable without it
+
+    arrays = []
+    for path in paths:
+        try:
+            arrays.append(np.load(path, allow_pickle=False))
+        except FileNotFoundError:
+            raise UsageError(f"input file {path} does not exist; give an existing .npy file.") from None
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"input file {path} is not a readable .npy array ({exc}); "
+                             "save it with numpy.save.") from None
+    return arrays

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import RunFailure, UsageError
 from ..fdcapture import StderrCapture
-from . import NodeCounts, RunRequest, RunResult, TensorInfo
+from . import NodeCounts, RunRequest, RunResult, TensorInfo, load_inputs
 
 RUNTIME_PATH = "/usr/lib/librknnrt.so"
 
@@ -144,19 +144,6 @@ def _load_runtime() -> ctypes.CDLL:
     return lib
 
 
-def _load_inputs(paths: list[Path]) -> list[np.ndarray]:
-    arrays = []
-    for path in paths:
-        try:
-            arrays.append(np.ascontiguousarray(np.load(path, allow_pickle=False)))
-        except FileNotFoundError:
-            raise UsageError(f"input file {path} does not exist; give an existing .npy file.") from None
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"input file {path} is not a readable .npy array ({exc}); "
-                             "save it with numpy.save.") from None
-    return arrays
-
-
 def _init_flags(options: dict[str, str]) -> int:
     unknown = sorted(set(options) - {"sram"})
     if unknown:
@@ -255,7 +242,7 @@ def run(request: RunRequest) -> RunResult:
     except OSError as exc:
         raise UsageError(f"model {request.model} cannot be read ({exc.strerror}); give an existing "
                          ".rknn file.") from None
-    arrays = _load_inputs(request.inputs)
+    arrays = [np.ascontiguousarray(a) for a in load_inputs(request.inputs)]  # librknnrt reads flat C memory
     flags = _init_flags(request.delegate_options)
     lib = _load_runtime()
     result = RunResult(bindings="librknnrt", delegate=None, nodes=NodeCounts(source="rknn"),

@@ -21,7 +21,7 @@ from ..delegate_log import delegate_version, delegation_lines
 from ..errors import RunFailure, UsageError
 from ..fdcapture import StderrCapture
 from ..tflite_model import read_model
-from . import NodeCounts, RunRequest, RunResult, TensorInfo
+from . import NodeCounts, RunRequest, RunResult, TensorInfo, load_inputs
 
 BINDINGS = ("tflite_runtime", "ai_edge_litert")
 
@@ -36,19 +36,6 @@ def _import_bindings() -> tuple[Any, str]:
         return module, f"{package} {version or 'unknown'}"
     raise UsageError("no TFLite Python bindings found (neither tflite_runtime nor ai_edge_litert imports); "
                      "install python3-tensorflow-lite on the board or pip install ai-edge-litert.")
-
-
-def _load_inputs(paths: list[Path]) -> list[np.ndarray]:
-    arrays = []
-    for path in paths:
-        try:
-            arrays.append(np.load(path, allow_pickle=False))
-        except FileNotFoundError:
-            raise UsageError(f"input file {path} does not exist; give an existing .npy file.") from None
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"input file {path} is not a readable .npy array ({exc}); "
-                             "save it with numpy.save.") from None
-    return arrays
 
 
 def _replaced_nodes(ops: list[dict[str, Any]], delegate_index: int) -> set[int]:
@@ -112,7 +99,7 @@ def _check_inputs(arrays: list[np.ndarray], details: list[dict[str, Any]], paths
 
 def run(request: RunRequest) -> RunResult:
     summary = read_model(request.model)
-    arrays = _load_inputs(request.inputs)
+    arrays = load_inputs(request.inputs)
     if request.runs < 1 or request.warmup < 0:
         raise UsageError("--runs must be at least 1 and --warmup at least 0.")
     use_delegate = request.backend == "tflite-delegate"
