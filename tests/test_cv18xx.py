@@ -1,8 +1,15 @@
-"""The CV18xx part of the layer: TPU/ION overlay, kernel-module and runtime recipes, kas entry.
+"""The CV18xx part of the layer: the Duo 256M board tree and its memory-map check, the kernel
+configuration, kernel-module and runtime recipes, the kas entry.
 
-The overlay is compiled by dtc and applied by fdtoverlay onto a base tree shaped like the vendor
-kernel's (labels clk/rst, a reserved-memory node, 256 MiB of DRAM); the result is read back
-with fdtget and checked against the Duo 256M memory map (ION below the 2 MiB FreeRTOS area).
+The board tree (sg2002-milkv-duo256m-npu.dts) #includes the SG2002 SoC trees of Milk-V's SDK,
+which only the kernel build fetches. Here it is preprocessed and compiled as the kernel's dtbs
+rule does (cpp -nostdinc -undef -D__DTS__ -x assembler-with-cpp, then dtc), against a stand-in SoC
+tree of our own that has what the board tree relies on, with the same node names and labels as
+the SDK's: the /tpu node, the "cvitek,cvitek-ion" heap pointing at &ion_reserved, the eMMC and
+SPI-NAND controllers the SD-boot tree deletes, and the #include of cvi_board_memmap.h. The
+compiled tree is then checked by the layer's own cvi-memmap-check (the script the kernel recipe
+runs at build time) against a memory-map header with the Duo 256M values. Every rule has a
+faulty case.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +26,12 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = ROOT / "meta-npu" / "dynamic-layers" / "riscv-layer"
-OVERLAY = LAYER / "recipes-kernel" / "linux" / "files" / "cv181x-tpu-ion.dtso"
+KERNEL = LAYER / "recipes-kernel" / "linux"
+FILES = KERNEL / "files"
+BOARD_DTS = FILES / "sg2002-milkv-duo256m-npu.dts"
+FRAGMENT = FILES / "sg2002-milkv-duo256m-tpu-ion.dtsi"
+MEMMAP_CHECK = FILES / "cvi-memmap-check"
+KERNEL_CFG = FILES / "cv181x.cfg"
 KAS = ROOT / "kas" / "milkv-duo256m.yml"
 MIB = 1 << 20
 
@@ -33,19 +46,29 @@ CAMERA_ION = 22 * MIB
 # activations and command buffers a few MiB more), i.e. more than the 26.8 MiB of the 64 MiB Duo.
 TPU_ION_MIN = 32 * MIB
 
-BASE_DTS = """/dts-v1/;
+# The lines of cvi_board_memmap.h that meta-riscv's mmap_conv.py generates from that memmap.py
+# (run on meta-riscv 91a2c3df's files; the full header has more, unused here).
+MEMMAP_H = """#define CVIMMAP_FRAMEBUFFER_ADDR 0x8b13e000  /* offset 177.2421875MiB */
+#define CVIMMAP_FRAMEBUFFER_SIZE 0x1c2000  /* 1.7578125MiB */
+#define CVIMMAP_FREERTOS_ADDR 0x8fe00000  /* offset 254.0MiB */
+#define CVIMMAP_FREERTOS_RESERVED_ION_SIZE 0x1600000  /* 22.0MiB */
+#define CVIMMAP_FREERTOS_SIZE 0x200000  /* 2.0MiB */
+#define CVIMMAP_ION_ADDR 0x8b300000  /* offset 179.0MiB */
+#define CVIMMAP_ION_SIZE 0x4b00000  /* 75.0MiB */
+#define CVIMMAP_KERNEL_MEMORY_ADDR 0x80000000  /* offset 0.0KiB */
+#define CVIMMAP_KERNEL_MEMORY_SIZE 0xfe00000  /* 254.0MiB */
+#define CVIMMAP_MONITOR_ADDR 0x80000000  /* offset 0.0KiB */
+#define CVIMMAP_OPENSBI_SIZE 0x80000  /* 512.0KiB */
+"""
+
+# Stand-in for the SDK's cv181x_base_riscv.dtsi (+ cv181x_base.dtsi): only what the board tree
+# relies on, named as there.
+SOC_STUB = """#include "cvi_board_memmap.h"
+/memreserve/ CVIMMAP_MONITOR_ADDR CVIMMAP_OPENSBI_SIZE;
 / {
+	compatible = "cvitek,cv181x";
 	#address-cells = <2>;
 	#size-cells = <2>;
-	memory@80000000 {
-		device_type = "memory";
-		reg = <0x0 0x80000000 0x0 0x0fe00000>;
-	};
-	reserved-memory {
-		#address-cells = <2>;
-		#size-cells = <2>;
-		ranges;
-	};
 	clk: clock-controller {
 		#clock-cells = <1>;
 	};
@@ -56,22 +79,96 @@ BASE_DTS = """/dts-v1/;
 		reg = <0x0 0x70000000 0x0 0x4000000>;
 		interrupt-controller;
 		#interrupt-cells = <2>;
+		#address-cells = <0>;
+	};
+	TPU_NODE
+	cvitek-ion {
+		compatible = "cvitek,cvitek-ion";
+		heap_carveout@0 {
+			compatible = "cvitek,carveout";
+			memory-region = <&ion_reserved>;
+		};
+	};
+	emmc: cv-emmc@4300000 {
+		reg = <0x0 0x4300000 0x0 0x1000>;
+	};
+	spinand: cv-spinf@4060000 {
+		reg = <0x0 0x4060000 0x0 0x1000>;
 	};
 };
 """
+TPU_NODE = """tpu {
+		compatible = "cvitek,tpu";
+		reg = <0x0 0x0c100000 0x0 0x1000>, <0x0 0x0c101000 0x0 0x1000>;
+		clocks = <&clk 15>, <&clk 16>;
+		resets = <&rst 7>, <&rst 8>, <&rst 9>;
+		interrupts = <75 4>, <76 4>;
+		interrupt-parent = <&plic0>;
+	};"""
+SD_STUB = "/ {\n\t/delete-node/ cv-emmc@4300000;\n\t/delete-node/ cv-spinf@4060000;\n};\n"
+
+
+def tool(name: str, package: str) -> str:
+    exe = shutil.which(name)
+    assert exe, f"{name} is missing: apt-get install {package} (.ci/apt-packages.txt)"
+    return exe
 
 
 def dtc(source: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("dtc")
-    assert exe, "dtc is missing: apt-get install device-tree-compiler (.ci/apt-packages.txt)"
-    return subprocess.run([exe, "-@", *extra, "-I", "dts", "-O", "dtb", "-o", str(out), str(source)],
-                          capture_output=True, text=True, check=False)
+    return subprocess.run([tool("dtc", "device-tree-compiler"), "-@", *extra, "-I", "dts", "-O", "dtb",
+                           "-o", str(out), str(source)], capture_output=True, text=True, check=False)
 
 
 def fdtget(dtb: Path, node: str, prop: str, kind: str = "x") -> list[str]:
     proc = subprocess.run(["fdtget", f"-t{kind}", str(dtb), node, prop],
                           capture_output=True, text=True, check=True)
     return proc.stdout.split()
+
+
+@dataclass
+class BoardBuild:
+    """The board tree as the kernel builds it: a kernel-like dts directory, cpp, dtc."""
+
+    tmp: Path
+    soc: str = SOC_STUB.replace("TPU_NODE", TPU_NODE)
+    fragment: str = FRAGMENT.read_text()
+    header: str = MEMMAP_H
+
+    def compile(self) -> tuple[subprocess.CompletedProcess[str], Path]:
+        dts = self.tmp / "dts"
+        sub = dts / "sg2002"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / "cv181x_base_riscv.dtsi").write_text(self.soc)
+        (sub / "cv181x_asic_qfn.dtsi").write_text("")
+        (sub / "cv181x_asic_sd.dtsi").write_text(SD_STUB)
+        (sub / "cvi_board_memmap.h").write_text(self.header)
+        (dts / FRAGMENT.name).write_text(self.fragment)
+        shutil.copy(BOARD_DTS, dts / BOARD_DTS.name)
+        pre = self.tmp / "board.dts.tmp"
+        cpp = subprocess.run([tool("cpp", "cpp"), "-nostdinc", "-I", str(dts), "-undef", "-D__DTS__",
+                              "-x", "assembler-with-cpp", "-o", str(pre), str(dts / BOARD_DTS.name)],
+                             capture_output=True, text=True, check=False)
+        dtb = self.tmp / "board.dtb"
+        if cpp.returncode != 0:
+            return cpp, dtb
+        return dtc(pre, dtb, "-Wno-unit_address_vs_reg"), dtb
+
+
+def built(tmp: Path, **kwargs: str) -> Path:
+    proc, dtb = BoardBuild(tmp, **kwargs).compile()
+    assert proc.returncode == 0, proc.stderr
+    return dtb
+
+
+def memmap_check(dtb: Path, header: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(MEMMAP_CHECK), str(dtb), str(header)],
+                          capture_output=True, text=True, check=False)
+
+
+def header_file(tmp: Path, text: str = MEMMAP_H) -> Path:
+    path = tmp / "cvi_board_memmap.h"
+    path.write_text(text)
+    return path
 
 
 @dataclass
@@ -94,21 +191,6 @@ class IonLayout:
         return out
 
 
-def applied(tmp_path: Path, overlay_text: str) -> Path:
-    base_dts, base = tmp_path / "base.dts", tmp_path / "base.dtb"
-    base_dts.write_text(BASE_DTS)
-    assert dtc(base_dts, base).returncode == 0
-    src, dtbo = tmp_path / "overlay.dtso", tmp_path / "overlay.dtbo"
-    src.write_text(overlay_text)
-    compiled = dtc(src, dtbo)
-    assert compiled.returncode == 0, compiled.stderr
-    out = tmp_path / "out.dtb"
-    proc = subprocess.run(["fdtoverlay", "-i", str(base), "-o", str(out), str(dtbo)],
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return out
-
-
 def ion_layout(dtb: Path) -> IonLayout:
     size = [int(v, 16) for v in fdtget(dtb, "/reserved-memory/ion", "size")]
     ranges = [int(v, 16) for v in fdtget(dtb, "/reserved-memory/ion", "alloc-ranges")]
@@ -116,61 +198,152 @@ def ion_layout(dtb: Path) -> IonLayout:
                      limit=(ranges[2] << 32) | ranges[3])
 
 
-# ------------------------------------------------------------------ overlay
+# ------------------------------------------------------------------ board tree
 
-def test_overlay_compiles_without_warnings(tmp_path: Path) -> None:
-    proc = dtc(OVERLAY, tmp_path / "o.dtbo")
-    assert proc.returncode == 0
+def test_board_tree_compiles_and_agrees_with_the_memory_map(tmp_path: Path) -> None:
+    dtb = built(tmp_path)
+    proc = memmap_check(dtb, header_file(tmp_path))
+    assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
-
-
-def test_overlay_fits_the_duo256m_memory_map(tmp_path: Path) -> None:
-    dtb = applied(tmp_path, OVERLAY.read_text())
     layout = ion_layout(dtb)
     assert layout.problems() == []
     assert (layout.start, layout.size) == (0x8B300000, 75 * MIB)
+    assert fdtget(dtb, "/memory@80000000", "reg") == ["0", "80000000", "0", "fe00000"]
+    assert fdtget(dtb, "/", "model", "s") == ["Milk-V", "Duo256M"]
 
 
-def test_overlay_wires_heap_and_tpu_to_the_base_tree(tmp_path: Path) -> None:
-    dtb = applied(tmp_path, OVERLAY.read_text())
-    assert fdtget(dtb, "/tpu@c100000", "compatible", "s") == ["cvitek,tpu"]
-    ion_phandle = fdtget(dtb, "/reserved-memory/ion", "phandle")
-    assert fdtget(dtb, "/cvitek-ion/heap_carveout", "memory-region") == ion_phandle
-    assert fdtget(dtb, "/cvitek-ion/heap_carveout", "compatible", "s") == ["cvitek,carveout"]
-    clk = fdtget(dtb, "/clock-controller", "phandle")[0]
-    rst = fdtget(dtb, "/reset-controller", "phandle")[0]
-    # CV181X_CLK_TPU 15, CV181X_CLK_TPU_FAB 16; RST_TDMA 7, RST_TPU 8, RST_TPUSYS 9.
-    assert fdtget(dtb, "/tpu@c100000", "clocks") == [clk, "f", clk, "10"]
-    assert fdtget(dtb, "/tpu@c100000", "resets") == [rst, "7", rst, "8", rst, "9"]
-    # The driver takes the TDMA interrupt by index 1 (platform_get_irq(pdev, 1)).
-    plic = fdtget(dtb, "/interrupt-controller@70000000", "phandle")[0]
-    assert fdtget(dtb, "/tpu@c100000", "interrupt-parent") == [plic]
-    assert fdtget(dtb, "/tpu@c100000", "interrupts", "u") == ["75", "4", "76", "4"]
+def test_board_tree_wires_the_heap_to_the_carveout_and_keeps_one_tpu(tmp_path: Path) -> None:
+    dtb = built(tmp_path)
+    ion = fdtget(dtb, "/reserved-memory/ion", "phandle")
+    assert fdtget(dtb, "/cvitek-ion/heap_carveout@0", "memory-region") == ion
+    assert fdtget(dtb, "/tpu", "status", "s") == ["okay"]
+    assert fdtget(dtb, "/tpu", "compatible", "s") == ["cvitek,tpu"]
+    nodes = subprocess.run(["fdtget", "-l", str(dtb), "/"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert [n for n in nodes if n.startswith("tpu")] == ["tpu"]
+    # SD-card boot: the controllers the board does not have are gone.
+    assert "cv-emmc@4300000" not in nodes and "cv-spinf@4060000" not in nodes
+    # The FreeRTOS node the ION heap reads its reserved share from, at the top 2 MiB.
+    assert fdtget(dtb, "/fast_image@8fe00000", "ion-size") == ["1600000"]
+
+
+def test_fragment_refuses_a_soc_tree_without_the_tpu_node(tmp_path: Path) -> None:
+    proc, _ = BoardBuild(tmp_path, soc=SOC_STUB.replace("TPU_NODE", "")).compile()
+    assert proc.returncode != 0
+    assert "/tpu" in proc.stderr
+
+
+def test_board_tree_without_the_ion_label_does_not_compile(tmp_path: Path) -> None:
+    fragment = FRAGMENT.read_text().replace("ion_reserved: ion", "ion")
+    proc, _ = BoardBuild(tmp_path, fragment=fragment).compile()
+    assert proc.returncode != 0
+    assert "ion_reserved" in proc.stderr
 
 
 def test_oversized_carveout_is_caught(tmp_path: Path) -> None:
-    text = OVERLAY.read_text().replace("0x04b00000", "0x05000000")
-    problems = ion_layout(applied(tmp_path, text)).problems()
-    assert any("FreeRTOS" in p for p in problems)
+    fragment = FRAGMENT.read_text().replace("0x04b00000", "0x05000000")
+    dtb = built(tmp_path, fragment=fragment)
+    assert any("FreeRTOS" in p for p in ion_layout(dtb).problems())
+    proc = memmap_check(dtb, header_file(tmp_path))
+    assert proc.returncode == 1
+    assert "ION carveout must be 0x4b00000 bytes at 0x8b300000" in proc.stderr
 
 
 def test_64mib_board_carveout_is_too_small_for_the_tpu_budget(tmp_path: Path) -> None:
     # The 26.8 MiB carveout of the 64 MiB Duo (cvi_board_memmap.h CVIMMAP_ION_SIZE 0x1acd000).
-    text = OVERLAY.read_text().replace("0x8b300000 0x0 0x04b00000", "0x8e333000 0x0 0x01acd000")
-    text = text.replace("size = <0x0 0x04b00000>", "size = <0x0 0x01acd000>")
-    problems = ion_layout(applied(tmp_path, text)).problems()
+    fragment = FRAGMENT.read_text().replace("0x8b300000 0x0 0x04b00000", "0x8e333000 0x0 0x01acd000")
+    fragment = fragment.replace("size = <0x0 0x04b00000>", "size = <0x0 0x01acd000>")
+    problems = ion_layout(built(tmp_path, fragment=fragment)).problems()
     assert problems and "for the TPU" in problems[-1]
 
 
-def test_overlay_without_the_base_labels_does_not_apply(tmp_path: Path) -> None:
-    base_dts, base = tmp_path / "base.dts", tmp_path / "base.dtb"
-    base_dts.write_text(BASE_DTS.replace("clk: clock-controller", "clock-controller"))
-    assert dtc(base_dts, base).returncode == 0
-    dtbo = tmp_path / "o.dtbo"
-    assert dtc(OVERLAY, dtbo).returncode == 0
-    proc = subprocess.run(["fdtoverlay", "-i", str(base), "-o", str(tmp_path / "x.dtb"), str(dtbo)],
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode != 0
+# ------------------------------------------------------------------ cvi-memmap-check
+
+def test_memmap_check_fails_when_uboot_moved_the_carveout(tmp_path: Path) -> None:
+    dtb = built(tmp_path)
+    moved = MEMMAP_H.replace("CVIMMAP_ION_ADDR 0x8b300000", "CVIMMAP_ION_ADDR 0x8a300000")
+    proc = memmap_check(dtb, header_file(tmp_path, moved))
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ION carveout" in lines[0]
+
+
+def test_memmap_check_fails_on_kernel_memory_and_freertos_drift(tmp_path: Path) -> None:
+    dtb = built(tmp_path)
+    drift = MEMMAP_H.replace("CVIMMAP_KERNEL_MEMORY_SIZE 0xfe00000", "CVIMMAP_KERNEL_MEMORY_SIZE 0xfc00000")
+    drift = drift.replace("CVIMMAP_FREERTOS_RESERVED_ION_SIZE 0x1600000",
+                          "CVIMMAP_FREERTOS_RESERVED_ION_SIZE 0x1400000")
+    proc = memmap_check(dtb, header_file(tmp_path, drift))
+    assert proc.returncode == 1
+    assert "memory node must be reg = <0x80000000 0xfc00000>" in proc.stderr
+    assert "ion-size must be 0x1400000" in proc.stderr
+
+
+def test_memmap_check_fails_without_a_tpu_node(tmp_path: Path) -> None:
+    src = tmp_path / "no-tpu.dts"
+    src.write_text("/dts-v1/;\n/ {\n\t#address-cells = <2>;\n\t#size-cells = <2>;\n"
+                   "\tmemory@80000000 {\n\t\tdevice_type = \"memory\";\n"
+                   "\t\treg = <0x0 0x80000000 0x0 0x0fe00000>;\n\t};\n};\n")
+    dtb = tmp_path / "no-tpu.dtb"
+    assert dtc(src, dtb).returncode == 0
+    proc = memmap_check(dtb, header_file(tmp_path))
+    assert proc.returncode == 1
+    assert '"cvitek,tpu"' in proc.stderr and "/reserved-memory/ion" in proc.stderr
+
+
+@pytest.mark.parametrize("case", ["missing-dtb", "not-a-dtb", "empty-header", "missing-header"])
+def test_memmap_check_bad_input_is_one_sentence_and_exit_2(case: str, tmp_path: Path) -> None:
+    dtb, header = built(tmp_path), header_file(tmp_path)
+    if case == "missing-dtb":
+        dtb = tmp_path / "nope.dtb"
+    elif case == "not-a-dtb":
+        dtb = tmp_path / "text.dtb"
+        dtb.write_text("not a device tree\n")
+    elif case == "empty-header":
+        header.write_text("/* nothing */\n")
+    else:
+        header = tmp_path / "absent.h"
+    proc = memmap_check(dtb, header)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cvi-memmap-check: ")
+    assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ kernel recipe
+
+def kconfig(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        if m := re.fullmatch(r"(CONFIG_\w+)=(.*)", line):
+            out[m.group(1)] = m.group(2)
+        elif m := re.fullmatch(r"# (CONFIG_\w+) is not set", line):
+            out[m.group(1)] = "n"
+    return out
+
+
+def test_kernel_fragment_selects_the_cv181x_soc() -> None:
+    cfg = kconfig(KERNEL_CFG.read_text())
+    assert cfg["CONFIG_ARCH_CV181X"] == "y" and cfg["CONFIG_ARCH_CV180X"] == "n"
+    assert cfg["CONFIG_ARCH_CV181X_ASIC"] == "y"
+    # pinctrl-$(CONFIG_ARCH_CVITEK_CHIP).o and the TPU modules' CVIARCH must name the same chip.
+    chip = cfg["CONFIG_ARCH_CVITEK_CHIP"].strip('"')
+    assert f'CVI_CHIP:milkv-duo256m = "{chip}"' in recipe("recipes-kernel/cvitek-tpu/cvitek-tpu_git.bb")
+
+
+def test_kernel_append_builds_the_board_tree_and_checks_it() -> None:
+    inc = (KERNEL / "linux-milkv-duo-dev-npu.inc").read_text()
+    dtb = assignments(inc, "KERNEL_DEVICETREE:milkv-duo256m")[0]
+    assert dtb == f"cvitek/{BOARD_DTS.stem}.dtb"
+    for name in re.findall(r"file://([\w.-]+)", inc):
+        assert (FILES / name).is_file(), name
+    for path in (BOARD_DTS, FRAGMENT, KERNEL_CFG, MEMMAP_CHECK):
+        assert f"file://{path.name}" in inc
+    assert re.fullmatch(r"[0-9a-f]{40}", assignments(inc, "NPU_CVI_SDK_SRCREV")[0])
+    assert "cvi-memmap-check" in inc.split("do_compile:append:milkv-duo256m")[1]
+    # Only when the NPU is asked for.
+    append = (KERNEL / "linux-milkv-duo-dev.bbappend").read_text()
+    assert "NPU_ENABLED" in append and "linux-milkv-duo-dev-npu.inc" in append
 
 
 # ------------------------------------------------------------------ recipes

@@ -246,7 +246,7 @@ def test_ion_too_small_fails_with_the_fix(tmp_path: Path, runner: Path,
     facts = probe(board_tree(tmp_path / "b", board, runner), board, monkeypatch)
     verdict = ion_verdict(facts.memory["ion"])
     assert verdict.status == "fail" and verdict.cause == "ion-size"
-    assert "26.8 MiB" in verdict.message and "cv181x-tpu-ion" in verdict.message
+    assert "26.8 MiB" in verdict.message and "sg2002-milkv-duo256m-tpu-ion" in verdict.message
 
 
 def test_missing_ion_fails() -> None:

@@ -8,8 +8,9 @@ include/runtime/model.hpp lays it out) followed by a JSON body. `reference_outpu
 what it returns.
 
 What a healthy Duo 256M tree presents, and where a real board has it: the device tree's root
-compatible "cvitek,cv181x" and the ION "ion-region" node (75 MiB, meta-npu's cv181x-tpu-ion
-overlay), /dev/cvi-tpu0, cv181x_sys/cv181x_base/cv181x_tpu in /proc/modules, the base module's
+compatible "cvitek,cv181x" and the ION "ion-region" node (75 MiB, meta-npu's
+sg2002-milkv-duo256m-tpu-ion.dtsi), /dev/cvi-tpu0, cv181x_sys/cv181x_base/cv181x_tpu in
+/proc/modules, the base module's
 "CVITEK CHIP ID = N" line in dmesg (interdrv/base/base.c), the carveout heap's
 /sys/kernel/debug/ion/cvi_carveout_heap_dump/total_mem, /usr/lib/libcviruntime.so and
 /usr/bin/model_runner.

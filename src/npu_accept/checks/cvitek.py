@@ -28,7 +28,8 @@ def check_cvitek_ion(facts: BoardFacts, profile: Profile) -> CheckResult:
         return failed(
             CHECK,
             "The TPU has no ION carveout (no ion-region in the device tree, no carveout heap in "
-            "debugfs); apply meta-npu's cv181x-tpu-ion device-tree overlay or the board's memory map.",
+            "debugfs); boot meta-npu's SG2002 board tree (sg2002-milkv-duo256m-npu.dtb, "
+            "installed as default.dtb) or add the board's memory map.",
             "ion-missing",
         )
     size = int(ion["size"])
@@ -37,7 +38,7 @@ def check_cvitek_ion(facts: BoardFacts, profile: Profile) -> CheckResult:
             CHECK,
             f"The ION carveout is {size / MIB:.1f} MiB but the profile's models need at least "
             f"{int(expected) / MIB:.1f} MiB; enlarge the ion-region in the device tree "
-            "(meta-npu's cv181x-tpu-ion overlay gives the Duo 256M 75 MiB).",
+            "(meta-npu's sg2002-milkv-duo256m-tpu-ion.dtsi gives the Duo 256M 75 MiB).",
             "ion-size",
             size=size,
         )

@@ -65,7 +65,7 @@ def _ion(ctx: ProbeContext, errors: list[str]) -> tuple[dict[str, Any] | None, l
     if region:
         return {"heap": "carveout", "size": region["size"], "source": region["source"]}, pools
     errors.append("no ION carveout for the TPU (no ion-region in the device tree's reserved-memory, no "
-                  f"{ION_TOTAL}); apply meta-npu's cv181x-tpu-ion overlay or the board's memory map.")
+                  f"{ION_TOTAL}); boot meta-npu's SG2002 board tree or add the board's memory map.")
     return None, pools
 
 
