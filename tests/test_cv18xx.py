@@ -145,7 +145,9 @@ class BoardBuild:
         (dts / FRAGMENT.name).write_text(self.fragment)
         shutil.copy(BOARD_DTS, dts / BOARD_DTS.name)
         pre = self.tmp / "board.dts.tmp"
-        cpp = subprocess.run([tool("cpp", "cpp"), "-nostdinc", "-I", str(dts), "-undef", "-D__DTS__",
+        # As scripts/Makefile.lib's dtc_cpp_flags: quoted includes resolve from each file's own
+        # directory (sg2002/ for the SoC trees, so they find the board's cvi_board_memmap.h).
+        cpp = subprocess.run([tool("cpp", "cpp"), "-nostdinc", "-undef", "-D__DTS__",
                               "-x", "assembler-with-cpp", "-o", str(pre), str(dts / BOARD_DTS.name)],
                              capture_output=True, text=True, check=False)
         dtb = self.tmp / "board.dtb"
