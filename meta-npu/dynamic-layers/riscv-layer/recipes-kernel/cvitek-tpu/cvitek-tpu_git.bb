@@ -41,11 +41,10 @@ python __anonymous() {
 }
 
 # Chip family of the SoC, as osdrv's Makefiles spell it (CVIARCH upper case, CVIARCH_L lower).
-# milkv-duo256m.conf and milkv-duos.conf add "milkv-duo" to MACHINEOVERRIDES, and their own
+# milkv-duo256m.conf adds "milkv-duo" to MACHINEOVERRIDES, and its own
 # machine name overrides it.
 CVI_CHIP = "cv180x"
 CVI_CHIP:milkv-duo256m = "cv181x"
-CVI_CHIP:milkv-duos = "cv181x"
 
 # Build order matters: base links against sys's exported symbols (base/Makefile
 # KBUILD_EXTRA_SYMBOLS += $(PWD)/../sys/Module.symvers).
@@ -79,5 +78,9 @@ do_install() {
 KERNEL_MODULE_AUTOLOAD += "${CVI_CHIP}_sys ${CVI_CHIP}_base ${CVI_CHIP}_tpu"
 
 PACKAGE_ARCH = "${MACHINE_ARCH}"
-COMPATIBLE_MACHINE = "^milkv-(duo|duo256m|duos)$"
+# milkv-duo: the vendor kernel's own CV1800B tree has the TPU node and ION. milkv-duo256m: meta-npu's
+# kernel append makes the kernel an SG2002 one with a TPU/ION board tree. milkv-duos (SG2000) is
+# left out: meta-riscv builds its kernel as a CV1800B and no SG2000 board tree is provided, so
+# cv181x modules would not match that kernel.
+COMPATIBLE_MACHINE = "^milkv-(duo|duo256m)$"
 
