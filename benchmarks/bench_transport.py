@@ -58,9 +58,21 @@ def _check(name: str, out: bytes) -> None:
 
 def _ssh_per_command(twin: Twin) -> Runner:
     argv = [
-        "ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
-        "-o", f"UserKnownHostsFile={twin.known_hosts}", "-o", "LogLevel=ERROR",
-        "-i", str(twin.identity), "-p", str(twin.port), f"{twin.user}@{twin.host}", COMMAND,
+        "ssh",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=yes",
+        "-o",
+        f"UserKnownHostsFile={twin.known_hosts}",
+        "-o",
+        "LogLevel=ERROR",
+        "-i",
+        str(twin.identity),
+        "-p",
+        str(twin.port),
+        f"{twin.user}@{twin.host}",
+        COMMAND,
     ]
     return lambda: subprocess.run(argv, capture_output=True, timeout=30, check=True).stdout
 
@@ -68,8 +80,14 @@ def _ssh_per_command(twin: Twin) -> Runner:
 def _raw_paramiko(twin: Twin, nodelay: bool) -> tuple[paramiko.SSHClient, Runner]:
     client = paramiko.SSHClient()
     client.load_host_keys(str(twin.known_hosts))
-    client.connect(twin.host, port=twin.port, username=twin.user, key_filename=str(twin.identity),
-                   allow_agent=False, look_for_keys=False)
+    client.connect(
+        twin.host,
+        port=twin.port,
+        username=twin.user,
+        key_filename=str(twin.identity),
+        allow_agent=False,
+        look_for_keys=False,
+    )
     transport = client.get_transport()
     if nodelay and transport is not None:
         transport.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -113,7 +131,8 @@ def bench(twin: Twin, n: int, rounds: int) -> list[Figures]:
                 "raw paramiko exec_command": raw_one,
                 "raw paramiko + TCP_NODELAY": raw_nd_one,
             },
-            n, rounds,
+            n,
+            rounds,
         )
     finally:
         conn.close()

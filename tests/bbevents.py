@@ -95,8 +95,12 @@ def parsed_classes(classes: list[Path], variables: dict[str, str]) -> Iterator[P
             bb.parse.handle(str(cls), data, True)
         for var in data.getVar("__BBHANDLERS", False) or []:
             bb.event.register(
-                var, data.getVar(var, False), (data.getVarFlag(var, "eventmask") or "").split(),
-                data.getVarFlag(var, "filename", False), int(data.getVarFlag(var, "lineno", False)), data,
+                var,
+                data.getVar(var, False),
+                (data.getVarFlag(var, "eventmask") or "").split(),
+                data.getVarFlag(var, "filename", False),
+                int(data.getVarFlag(var, "lineno", False)),
+                data,
             )
         yield ParsedClasses(data, bb)
     finally:

@@ -38,7 +38,8 @@ class SyntaxProblem:
 def metadata_files(root: Path) -> list[Path]:
     """Every BitBake metadata file under ROOT, leaving out recipe payload directories (files/)."""
     return sorted(
-        p for p in root.rglob("*")
+        p
+        for p in root.rglob("*")
         if p.is_file() and p.name.endswith(METADATA_SUFFIXES) and "files" not in p.relative_to(root).parts
     )
 

@@ -24,8 +24,16 @@ import numpy as np
 WHEEL_REQUIREMENT = "mediapipe==0.10.14"
 # A platform tag with a published mediapipe 0.10.14 wheel (cp311 manylinux_2_17_x86_64, 35.7 MB);
 # the .tflite files inside are the same for every platform.
-WHEEL_PLATFORM = ("--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
-                  "--platform", "manylinux_2_17_x86_64")
+WHEEL_PLATFORM = (
+    "--python-version",
+    "3.11",
+    "--implementation",
+    "cp",
+    "--abi",
+    "cp311",
+    "--platform",
+    "manylinux_2_17_x86_64",
+)
 CACHE_ENV = "NPU_MODEL_CACHE"
 
 
@@ -64,13 +72,27 @@ def _sha256(path: Path) -> str:
 
 
 def _download_wheel(into: Path) -> Path:
-    cmd = [sys.executable, "-m", "pip", "download", WHEEL_REQUIREMENT, "--no-deps", "--only-binary=:all:",
-           *WHEEL_PLATFORM, "--disable-pip-version-check", "-q", "-d", str(into)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        WHEEL_REQUIREMENT,
+        "--no-deps",
+        "--only-binary=:all:",
+        *WHEEL_PLATFORM,
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(into),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     wheels = sorted(into.glob("mediapipe-*.whl"))
     if proc.returncode != 0 or not wheels:
-        raise ModelFetchError(f"pip could not download {WHEEL_REQUIREMENT} ({proc.stderr.strip()[-300:]}); "
-                              "check access to PyPI.")
+        raise ModelFetchError(
+            f"pip could not download {WHEEL_REQUIREMENT} ({proc.stderr.strip()[-300:]}); "
+            "check access to PyPI."
+        )
     return wheels[0]
 
 

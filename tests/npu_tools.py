@@ -30,10 +30,21 @@ class ToolRun:
         return json.loads(self.stdout)
 
 
-def run_tool(name: str, *args: str, tools_dir: Path = TOOLS_DIR, env: dict[str, str] | None = None,
-             timeout: float = 300) -> ToolRun:
-    proc = subprocess.run([sys.executable, str(tools_dir / name), *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, check=False)
+def run_tool(
+    name: str,
+    *args: str,
+    tools_dir: Path = TOOLS_DIR,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> ToolRun:
+    proc = subprocess.run(
+        [sys.executable, str(tools_dir / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
     return ToolRun(proc.returncode, proc.stdout, proc.stderr)
 
 

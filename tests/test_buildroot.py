@@ -24,8 +24,9 @@ RISCV_LAYER = ROOT / "meta-npu" / "dynamic-layers" / "riscv-layer"
 
 
 def br_check(*paths: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(CHECK), *map(str, paths)],
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, str(CHECK), *map(str, paths)], capture_output=True, text=True, check=False
+    )
 
 
 def mk_value(pkg: str, var: str) -> str:
@@ -36,6 +37,7 @@ def mk_value(pkg: str, var: str) -> str:
 
 
 # ------------------------------------------------------------------ the tree as committed
+
 
 def test_tree_passes_every_rule() -> None:
     proc = br_check(TREE)
@@ -93,9 +95,16 @@ def yocto_srcrevs() -> dict[str, str]:
     return pins
 
 
-@pytest.mark.parametrize(("pkg", "repo"), [("cvi-tpu", "osdrv"), ("cvikernel", "cvikernel"),
-                                           ("cvi-cnpy", "cnpy"), ("cvibuilder", "cvibuilder"),
-                                           ("cviruntime", "cviruntime")])
+@pytest.mark.parametrize(
+    ("pkg", "repo"),
+    [
+        ("cvi-tpu", "osdrv"),
+        ("cvikernel", "cvikernel"),
+        ("cvi-cnpy", "cnpy"),
+        ("cvibuilder", "cvibuilder"),
+        ("cviruntime", "cviruntime"),
+    ],
+)
 def test_buildroot_and_yocto_build_the_same_commit(pkg: str, repo: str) -> None:
     upper = pkg.replace("-", "_").upper()
     assert yocto_srcrevs()[repo] == mk_value(pkg, f"{upper}_VERSION")
@@ -117,8 +126,11 @@ def own_symbols() -> set[str]:
 
 def test_fragment_sets_only_known_symbols_of_this_tree() -> None:
     fragment = (TREE / "board" / "milkv-duo256m" / "npu.config").read_text()
-    ours = [s for s in re.findall(r"^(BR2_\w+)=", fragment, re.M)
-            if s.startswith(("BR2_NPU_", "BR2_PACKAGE_CVI", "BR2_PACKAGE_NPU_"))]
+    ours = [
+        s
+        for s in re.findall(r"^(BR2_\w+)=", fragment, re.M)
+        if s.startswith(("BR2_NPU_", "BR2_PACKAGE_CVI", "BR2_PACKAGE_NPU_"))
+    ]
     assert ours and set(ours) <= own_symbols()
     assert 'BR2_NPU_CVI_CHIP="cv181x"' in fragment
     assert "BR2_PACKAGE_OVERRIDE_FILE=" in fragment
@@ -129,14 +141,17 @@ def test_cviruntime_patch_applies_to_the_line_it_fixes(tmp_path: Path) -> None:
     patch = next((TREE / "package" / "cviruntime").glob("0001-*.patch"))
     cmake = tmp_path / "CMakeLists.txt"
     # The lines the patch touches, as in cviruntime 3f493864 CMakeLists.txt lines 8-14.
-    cmake.write_text("  RESULT_VARIABLE GIT_EXEC_RESULT\n  OUTPUT_VARIABLE GIT_SHORT_HASH)\n\n"
-                     "string(STRIP ${GIT_SHORT_HASH} GIT_SHORT_HASH)\n"
-                     'string(TIMESTAMP BUILD_TIME "%Y%m%d")\n'
-                     'set(RUNTIME_VERSION "${GIT_SHORT_HASH}@${BUILD_TIME}")\n'
-                     'message(STATUS "runtime version: ${RUNTIME_VERSION}")\n')
+    cmake.write_text(
+        "  RESULT_VARIABLE GIT_EXEC_RESULT\n  OUTPUT_VARIABLE GIT_SHORT_HASH)\n\n"
+        "string(STRIP ${GIT_SHORT_HASH} GIT_SHORT_HASH)\n"
+        'string(TIMESTAMP BUILD_TIME "%Y%m%d")\n'
+        'set(RUNTIME_VERSION "${GIT_SHORT_HASH}@${BUILD_TIME}")\n'
+        'message(STATUS "runtime version: ${RUNTIME_VERSION}")\n'
+    )
     text = patch.read_text().replace("@@ -8,7 +8,7 @@", "@@ -1,7 +1,7 @@")
-    proc = subprocess.run(["patch", "-p1", "--dry-run"], input=text, cwd=tmp_path,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["patch", "-p1", "--dry-run"], input=text, cwd=tmp_path, capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -151,6 +166,7 @@ def edit(rel: str, old: str, new: str) -> Mutation:
         text = path.read_text()
         assert old in text, f"{rel} lacks {old!r}"
         path.write_text(text.replace(old, new, 1))
+
     return apply
 
 
@@ -158,6 +174,7 @@ def chmod_x(rel: str) -> Mutation:
     def apply(tree: Path) -> None:
         path = tree / rel
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
     return apply
 
 
@@ -169,39 +186,86 @@ CNPY_HASH = "package/cvi-cnpy/cvi-cnpy.hash"
 SABOTAGE: dict[str, tuple[Mutation, str]] = {
     "trailing space": (edit("package/cvikernel/cvikernel.mk", "= YES\n", "= YES \n"), "TrailingSpace"),
     "two empty lines": (edit("package/cvikernel/cvikernel.mk", "\n\n", "\n\n\n"), "ConsecutiveEmptyLines"),
-    "empty last line": (edit("package/npu-run/npu-run.mk", "(generic-package))\n",
-                             "(generic-package))\n\n"), "EmptyLastLine"),
-    "no newline at eof": (edit("package/npu-run/npu-run.mk", "(generic-package))\n",
-                               "(generic-package))"), "NewlineAtEof"),
+    "empty last line": (
+        edit("package/npu-run/npu-run.mk", "(generic-package))\n", "(generic-package))\n\n"),
+        "EmptyLastLine",
+    ),
+    "no newline at eof": (
+        edit("package/npu-run/npu-run.mk", "(generic-package))\n", "(generic-package))"),
+        "NewlineAtEof",
+    ),
     "utf-8": (edit("package/cvikernel/cvikernel.mk", "licence", "licence \u2014"), "Utf8Characters"),
     "executable Config.in": (chmod_x("package/npu-run/Config.in"), "NotExecutable"),
     "header": (edit("package/npu-run/npu-run.mk", "#" * 80 + "\n#\n", "#" * 79 + "\n#\n"), "PackageHeader"),
-    "useless flag": (edit("package/cvikernel/cvikernel.mk", "CVIKERNEL_INSTALL_STAGING = YES\n",
-                          "CVIKERNEL_INSTALL_STAGING = YES\nCVIKERNEL_INSTALL_TARGET = YES\n"),
-                     "UselessFlag"),
-    "typo in variable": (edit("package/cvi-cnpy/cvi-cnpy.mk", "CVI_CNPY_DEPENDENCIES", "CNPY_DEPENDENCIES"),
-                         "TypoInPackageVariable"),
-    "override": (edit("package/cvi-cnpy/cvi-cnpy.mk", "CVI_CNPY_CONF_OPTS = -DENABLE_STATIC=OFF\n",
-                      "CVI_CNPY_CONF_OPTS = -DENABLE_STATIC=OFF\nCVI_CNPY_CONF_OPTS = -DX=1\n"),
-                 "OverriddenVariable"),
-    "ifdef": (edit("package/cvi-tpu/cvi-tpu.mk", "$(eval $(kernel-module))",
-                   "ifdef BR2_FOO\nendif\n$(eval $(kernel-module))"), "Ifdef"),
-    "braces": (edit("package/npu-run/npu-run.mk", "$(@D)/npu-run ", "${TARGET_DIR}/npu-run "),
-               "VariableWithBraces"),
+    "useless flag": (
+        edit(
+            "package/cvikernel/cvikernel.mk",
+            "CVIKERNEL_INSTALL_STAGING = YES\n",
+            "CVIKERNEL_INSTALL_STAGING = YES\nCVIKERNEL_INSTALL_TARGET = YES\n",
+        ),
+        "UselessFlag",
+    ),
+    "typo in variable": (
+        edit("package/cvi-cnpy/cvi-cnpy.mk", "CVI_CNPY_DEPENDENCIES", "CNPY_DEPENDENCIES"),
+        "TypoInPackageVariable",
+    ),
+    "override": (
+        edit(
+            "package/cvi-cnpy/cvi-cnpy.mk",
+            "CVI_CNPY_CONF_OPTS = -DENABLE_STATIC=OFF\n",
+            "CVI_CNPY_CONF_OPTS = -DENABLE_STATIC=OFF\nCVI_CNPY_CONF_OPTS = -DX=1\n",
+        ),
+        "OverriddenVariable",
+    ),
+    "ifdef": (
+        edit(
+            "package/cvi-tpu/cvi-tpu.mk",
+            "$(eval $(kernel-module))",
+            "ifdef BR2_FOO\nendif\n$(eval $(kernel-module))",
+        ),
+        "Ifdef",
+    ),
+    "braces": (
+        edit("package/npu-run/npu-run.mk", "$(@D)/npu-run ", "${TARGET_DIR}/npu-run "),
+        "VariableWithBraces",
+    ),
     "spaces in define": (edit("package/npu-run/npu-run.mk", "\tmkdir -p", "        mkdir -p"), "Indent"),
-    "two spaces before backslash": (edit("package/cvi-tpu/cvi-tpu.mk", "$(CVI_TPU_CHIP)) \\",
-                                         "$(CVI_TPU_CHIP))  \\"), "SpaceBeforeBackslash"),
-    "hostdir usr": (edit("package/cvibuilder/cvibuilder.mk", "-DFLATBUFFERS_PATH=$(HOST_DIR)",
-                         "-DFLATBUFFERS_PATH=$(HOST_DIR)/usr"), "DoNotInstallToHostdirUsr"),
-    "config indent": (edit(KERNEL_CFG, "\tdepends on BR2_INSTALL_LIBSTDCPP\n",
-                           "    depends on BR2_INSTALL_LIBSTDCPP\n"), "Indent"),
-    "help too long": (edit(KERNEL_CFG, "\t  Sophgo CV18xx TPU kernel-instruction library",
-                           "\t  Sophgo CV18xx TPU kernel-instruction library " + "x" * 40), "HelpText"),
-    "attribute order": (edit(KERNEL_CFG, '\tbool "cvikernel"\n\tdepends on BR2_INSTALL_LIBSTDCPP\n',
-                             '\tdepends on BR2_INSTALL_LIBSTDCPP\n\tbool "cvikernel"\n'),
-                        "AttributesOrder"),
-    "redefined config": (edit("Config.in", "endmenu",
-                              "config BR2_NPU_CVI_CHIP\n\tstring \"again\"\n\nendmenu"), "RedefinedConfig"),
+    "two spaces before backslash": (
+        edit("package/cvi-tpu/cvi-tpu.mk", "$(CVI_TPU_CHIP)) \\", "$(CVI_TPU_CHIP))  \\"),
+        "SpaceBeforeBackslash",
+    ),
+    "hostdir usr": (
+        edit(
+            "package/cvibuilder/cvibuilder.mk",
+            "-DFLATBUFFERS_PATH=$(HOST_DIR)",
+            "-DFLATBUFFERS_PATH=$(HOST_DIR)/usr",
+        ),
+        "DoNotInstallToHostdirUsr",
+    ),
+    "config indent": (
+        edit(KERNEL_CFG, "\tdepends on BR2_INSTALL_LIBSTDCPP\n", "    depends on BR2_INSTALL_LIBSTDCPP\n"),
+        "Indent",
+    ),
+    "help too long": (
+        edit(
+            KERNEL_CFG,
+            "\t  Sophgo CV18xx TPU kernel-instruction library",
+            "\t  Sophgo CV18xx TPU kernel-instruction library " + "x" * 40,
+        ),
+        "HelpText",
+    ),
+    "attribute order": (
+        edit(
+            KERNEL_CFG,
+            '\tbool "cvikernel"\n\tdepends on BR2_INSTALL_LIBSTDCPP\n',
+            '\tdepends on BR2_INSTALL_LIBSTDCPP\n\tbool "cvikernel"\n',
+        ),
+        "AttributesOrder",
+    ),
+    "redefined config": (
+        edit("Config.in", "endmenu", 'config BR2_NPU_CVI_CHIP\n\tstring "again"\n\nendmenu'),
+        "RedefinedConfig",
+    ),
     "hash spacing": (edit(CNPY_HASH, "sha256  85972", "sha256 85972"), "HashSpaces"),
     "hash length": (edit(CNPY_HASH, "sha256  85972df3", "sha256  85972df"), "HashType"),
     "hash type": (edit(CNPY_HASH, "sha256  85972", "sha257  85972"), "HashType"),
@@ -209,14 +273,16 @@ SABOTAGE: dict[str, tuple[Mutation, str]] = {
     "patch without Upstream": (edit(PATCH, "Upstream: not submitted\n", ""), "Upstream"),
     "patch without sob": (edit(PATCH, "Signed-off-by:", "Signed-by:"), "Sob"),
     "init script spaces": (edit(INIT, "\tprintf 'Loading", "  printf 'Loading"), "Indent"),
-    "init script shellcheck": (edit(INIT, 'if ! modprobe "$module"',
-                                    "if ! modprobe $module"), "Shellcheck"),
-    "stale ignore entry": (edit(INIT, "MODULES=", 'DAEMON="cvi-tpu"\nMODULES='),
-                           "Variables"),
-    "unsourced package": (edit("Config.in", 'source "$BR2_EXTERNAL_NPU_PATH/package/npu-run/Config.in"\n',
-                               ""), "ExternalTree"),
-    "package without mk": (lambda tree: (tree / "package" / "npu-run" / "npu-run.mk").unlink(),
-                           "ExternalTree"),
+    "init script shellcheck": (edit(INIT, 'if ! modprobe "$module"', "if ! modprobe $module"), "Shellcheck"),
+    "stale ignore entry": (edit(INIT, "MODULES=", 'DAEMON="cvi-tpu"\nMODULES='), "Variables"),
+    "unsourced package": (
+        edit("Config.in", 'source "$BR2_EXTERNAL_NPU_PATH/package/npu-run/Config.in"\n', ""),
+        "ExternalTree",
+    ),
+    "package without mk": (
+        lambda tree: (tree / "package" / "npu-run" / "npu-run.mk").unlink(),
+        "ExternalTree",
+    ),
 }
 
 

@@ -53,6 +53,7 @@ def _detector_reference() -> np.ndarray:
 
 # --- seed-000 patterns -------------------------------------------------------------------------
 
+
 def test_seed000_identical_anchor_rows_fail() -> None:
     out = np.tile(SEED_ROW, (172, 1)) + RNG.normal(0, 1e-4, (172, 6))
     verdict = cmp.compare(_detector_reference(), out)
@@ -85,12 +86,15 @@ def test_uint8_128_trap_raw_cosine_passes_but_verdict_fails() -> None:
     assert not verdict.passed and verdict.degenerate == "all 1001 output values are zero"
 
 
-@pytest.mark.parametrize("bad, words", [
-    (np.array([[0.1, np.nan, 0.3, 0.4]]), "NaN or Inf"),
-    (np.zeros((4, 4)), "are zero"),
-    (np.full((4, 4), 7.0), "repeated constant"),
-    (np.round(RNG.uniform(0, 1, (10, 10))), "distinct value"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        (np.array([[0.1, np.nan, 0.3, 0.4]]), "NaN or Inf"),
+        (np.zeros((4, 4)), "are zero"),
+        (np.full((4, 4), 7.0), "repeated constant"),
+        (np.round(RNG.uniform(0, 1, (10, 10))), "distinct value"),
+    ],
+)
 def test_degenerate_patterns(bad: np.ndarray, words: str) -> None:
     ref = RNG.uniform(-1, 1, bad.shape)
     verdict = cmp.compare(ref, bad)
@@ -105,6 +109,7 @@ def test_degenerate_is_judged_against_the_reference() -> None:
 
 
 # --- real outputs ------------------------------------------------------------------------------
+
 
 def test_real_cpu_vs_cpu_passes(detector) -> None:
     xnn, ref_kernels = detector
@@ -174,10 +179,16 @@ def test_metric_definitions() -> None:
 
 # --- npu-compare -------------------------------------------------------------------------------
 
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "npu_accept.compare_cli", *args], capture_output=True,
-                          text=True, cwd=REPO, env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "npu_accept.compare_cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
 
 
 @pytest.fixture()
@@ -215,13 +226,15 @@ def test_cli_dequantizes_with_scale_and_zero_point(dumps: dict[str, Path]) -> No
 def test_cli_profile_thresholds(dumps: dict[str, Path]) -> None:
     assert _cli(str(dumps["ref"]), str(dumps["shifted"])).returncode == 0
     profile = str(REPO / "pytests" / "profiles" / "imx95-verdin.yaml")
-    run = _cli(str(dumps["ref"]), str(dumps["shifted"]), "--profile", profile,
-               "--model", "mobilenet_v1_quant")
+    run = _cli(
+        str(dumps["ref"]), str(dumps["shifted"]), "--profile", profile, "--model", "mobilenet_v1_quant"
+    )
     assert run.returncode == 1 and "max abs error" in run.stdout
 
 
-@pytest.mark.parametrize("case", ["missing", "not-npy", "shape", "int-no-scale", "profile-no-model",
-                                  "unknown-model", "bad-flag"])
+@pytest.mark.parametrize(
+    "case", ["missing", "not-npy", "shape", "int-no-scale", "profile-no-model", "unknown-model", "bad-flag"]
+)
 def test_cli_bad_input_exit_2(case: str, dumps: dict[str, Path], tmp_path: Path) -> None:
     profile = str(REPO / "pytests" / "profiles" / "imx95-verdin.yaml")
     args, word = {
@@ -230,8 +243,10 @@ def test_cli_bad_input_exit_2(case: str, dumps: dict[str, Path], tmp_path: Path)
         "shape": ([str(dumps["ref"]), str(dumps["other_shape"])], "shape"),
         "int-no-scale": ([str(dumps["ref_u8"]), str(dumps["out_u8"])], "--scale"),
         "profile-no-model": ([str(dumps["ref"]), str(dumps["same"]), "--profile", profile], "--model"),
-        "unknown-model": ([str(dumps["ref"]), str(dumps["same"]), "--profile", profile, "--model", "x"],
-                          "no model 'x'"),
+        "unknown-model": (
+            [str(dumps["ref"]), str(dumps["same"]), "--profile", profile, "--model", "x"],
+            "no model 'x'",
+        ),
         "bad-flag": ([str(dumps["ref"]), str(dumps["same"]), "--frobnicate"], "--frobnicate"),
     }[case]
     run = _cli(*args)

@@ -115,13 +115,29 @@ def tool(name: str, package: str) -> str:
 
 
 def dtc(source: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([tool("dtc", "device-tree-compiler"), "-@", *extra, "-I", "dts", "-O", "dtb",
-                           "-o", str(out), str(source)], capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [
+            tool("dtc", "device-tree-compiler"),
+            "-@",
+            *extra,
+            "-I",
+            "dts",
+            "-O",
+            "dtb",
+            "-o",
+            str(out),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def fdtget(dtb: Path, node: str, prop: str, kind: str = "x") -> list[str]:
-    proc = subprocess.run(["fdtget", f"-t{kind}", str(dtb), node, prop],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        ["fdtget", f"-t{kind}", str(dtb), node, prop], capture_output=True, text=True, check=True
+    )
     return proc.stdout.split()
 
 
@@ -147,9 +163,22 @@ class BoardBuild:
         pre = self.tmp / "board.dts.tmp"
         # As scripts/Makefile.lib's dtc_cpp_flags: quoted includes resolve from each file's own
         # directory (sg2002/ for the SoC trees, so they find the board's cvi_board_memmap.h).
-        cpp = subprocess.run([tool("cpp", "cpp"), "-nostdinc", "-undef", "-D__DTS__",
-                              "-x", "assembler-with-cpp", "-o", str(pre), str(dts / BOARD_DTS.name)],
-                             capture_output=True, text=True, check=False)
+        cpp = subprocess.run(
+            [
+                tool("cpp", "cpp"),
+                "-nostdinc",
+                "-undef",
+                "-D__DTS__",
+                "-x",
+                "assembler-with-cpp",
+                "-o",
+                str(pre),
+                str(dts / BOARD_DTS.name),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         dtb = self.tmp / "board.dtb"
         if cpp.returncode != 0:
             return cpp, dtb
@@ -163,8 +192,12 @@ def built(tmp: Path, **kwargs: str) -> Path:
 
 
 def memmap_check(dtb: Path, header: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(MEMMAP_CHECK), str(dtb), str(header)],
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, str(MEMMAP_CHECK), str(dtb), str(header)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def header_file(tmp: Path, text: str = MEMMAP_H) -> Path:
@@ -184,8 +217,10 @@ class IonLayout:
         out = []
         freertos = DRAM_BASE + DRAM_SIZE - FREERTOS_SIZE
         if self.start < DRAM_BASE or self.start + self.size > freertos:
-            out.append(f"ION [{self.start:#x}, {self.start + self.size:#x}) leaves DRAM below the "
-                       f"FreeRTOS area at {freertos:#x}")
+            out.append(
+                f"ION [{self.start:#x}, {self.start + self.size:#x}) leaves DRAM below the "
+                f"FreeRTOS area at {freertos:#x}"
+            )
         if self.limit != self.size:
             out.append(f"alloc-ranges length {self.limit:#x} differs from size {self.size:#x}")
         if self.size - CAMERA_ION < TPU_ION_MIN:
@@ -196,11 +231,15 @@ class IonLayout:
 def ion_layout(dtb: Path) -> IonLayout:
     size = [int(v, 16) for v in fdtget(dtb, "/reserved-memory/ion", "size")]
     ranges = [int(v, 16) for v in fdtget(dtb, "/reserved-memory/ion", "alloc-ranges")]
-    return IonLayout(start=(ranges[0] << 32) | ranges[1], size=(size[0] << 32) | size[1],
-                     limit=(ranges[2] << 32) | ranges[3])
+    return IonLayout(
+        start=(ranges[0] << 32) | ranges[1],
+        size=(size[0] << 32) | size[1],
+        limit=(ranges[2] << 32) | ranges[3],
+    )
 
 
 # ------------------------------------------------------------------ board tree
+
 
 def test_board_tree_compiles_and_agrees_with_the_memory_map(tmp_path: Path) -> None:
     dtb = built(tmp_path)
@@ -220,8 +259,9 @@ def test_board_tree_wires_the_heap_to_the_carveout_and_keeps_one_tpu(tmp_path: P
     assert fdtget(dtb, "/cvitek-ion/heap_carveout@0", "memory-region") == ion
     assert fdtget(dtb, "/tpu", "status", "s") == ["okay"]
     assert fdtget(dtb, "/tpu", "compatible", "s") == ["cvitek,tpu"]
-    nodes = subprocess.run(["fdtget", "-l", str(dtb), "/"], capture_output=True, text=True,
-                           check=True).stdout.split()
+    nodes = subprocess.run(
+        ["fdtget", "-l", str(dtb), "/"], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert [n for n in nodes if n.startswith("tpu")] == ["tpu"]
     # SD-card boot: the controllers the board does not have are gone.
     assert "cv-emmc@4300000" not in nodes and "cv-spinf@4060000" not in nodes
@@ -261,6 +301,7 @@ def test_64mib_board_carveout_is_too_small_for_the_tpu_budget(tmp_path: Path) ->
 
 # ------------------------------------------------------------------ cvi-memmap-check
 
+
 def test_memmap_check_fails_when_uboot_moved_the_carveout(tmp_path: Path) -> None:
     dtb = built(tmp_path)
     moved = MEMMAP_H.replace("CVIMMAP_ION_ADDR 0x8b300000", "CVIMMAP_ION_ADDR 0x8a300000")
@@ -273,8 +314,9 @@ def test_memmap_check_fails_when_uboot_moved_the_carveout(tmp_path: Path) -> Non
 def test_memmap_check_fails_on_kernel_memory_and_freertos_drift(tmp_path: Path) -> None:
     dtb = built(tmp_path)
     drift = MEMMAP_H.replace("CVIMMAP_KERNEL_MEMORY_SIZE 0xfe00000", "CVIMMAP_KERNEL_MEMORY_SIZE 0xfc00000")
-    drift = drift.replace("CVIMMAP_FREERTOS_RESERVED_ION_SIZE 0x1600000",
-                          "CVIMMAP_FREERTOS_RESERVED_ION_SIZE 0x1400000")
+    drift = drift.replace(
+        "CVIMMAP_FREERTOS_RESERVED_ION_SIZE 0x1600000", "CVIMMAP_FREERTOS_RESERVED_ION_SIZE 0x1400000"
+    )
     proc = memmap_check(dtb, header_file(tmp_path, drift))
     assert proc.returncode == 1
     assert "memory node must be reg = <0x80000000 0xfc00000>" in proc.stderr
@@ -283,9 +325,11 @@ def test_memmap_check_fails_on_kernel_memory_and_freertos_drift(tmp_path: Path) 
 
 def test_memmap_check_fails_without_a_tpu_node(tmp_path: Path) -> None:
     src = tmp_path / "no-tpu.dts"
-    src.write_text("/dts-v1/;\n/ {\n\t#address-cells = <2>;\n\t#size-cells = <2>;\n"
-                   "\tmemory@80000000 {\n\t\tdevice_type = \"memory\";\n"
-                   "\t\treg = <0x0 0x80000000 0x0 0x0fe00000>;\n\t};\n};\n")
+    src.write_text(
+        "/dts-v1/;\n/ {\n\t#address-cells = <2>;\n\t#size-cells = <2>;\n"
+        '\tmemory@80000000 {\n\t\tdevice_type = "memory";\n'
+        "\t\treg = <0x0 0x80000000 0x0 0x0fe00000>;\n\t};\n};\n"
+    )
     dtb = tmp_path / "no-tpu.dtb"
     assert dtc(src, dtb).returncode == 0
     proc = memmap_check(dtb, header_file(tmp_path))
@@ -313,6 +357,7 @@ def test_memmap_check_bad_input_is_one_sentence_and_exit_2(case: str, tmp_path: 
 
 
 # ------------------------------------------------------------------ kernel recipe
+
 
 def kconfig(text: str) -> dict[str, str]:
     out = {}
@@ -350,6 +395,7 @@ def test_kernel_append_builds_the_board_tree_and_checks_it() -> None:
 
 # ------------------------------------------------------------------ recipes
 
+
 def recipe(rel: str) -> str:
     return (LAYER / rel).read_text()
 
@@ -385,8 +431,12 @@ def test_licence_is_stated_with_a_checksum(rel: str) -> None:
 
 
 def test_unlicensed_sdk_parts_need_an_explicit_opt_in() -> None:
-    for rel in ("recipes-libs/cvikernel/cvikernel_git.bb", "recipes-libs/cvimath/cvimath_git.bb",
-                "recipes-devtools/cvibuilder/cvibuilder_git.bb", "recipes-libs/cviruntime/cviruntime.inc"):
+    for rel in (
+        "recipes-libs/cvikernel/cvikernel_git.bb",
+        "recipes-libs/cvimath/cvimath_git.bb",
+        "recipes-devtools/cvibuilder/cvibuilder_git.bb",
+        "recipes-libs/cviruntime/cviruntime.inc",
+    ):
         assert assignments(recipe(rel), "LICENSE_FLAGS") == ["sophgo-no-licence"], rel
     opt = yaml.safe_load((ROOT / "kas" / "opt" / "accept-sophgo-tpu-sdk.yml").read_text())
     assert "sophgo-no-licence" in opt["local_conf_header"]["accept-sophgo-tpu-sdk"]

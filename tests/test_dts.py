@@ -21,10 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SUFFIXES = (".dts", ".dtsi", ".dtso")
 # Board trees built by cpp + dtc in their own tests, and where.
-PREPROCESSED = {
-    "meta-npu/dynamic-layers/riscv-layer/recipes-kernel/linux/files/sg2002-milkv-duo256m-npu.dts":
-        "tests/test_cv18xx.py",
-}
+_DUO_TREE = "meta-npu/dynamic-layers/riscv-layer/recipes-kernel/linux/files/sg2002-milkv-duo256m-npu.dts"
+PREPROCESSED = {_DUO_TREE: "tests/test_cv18xx.py"}
 
 
 @dataclass(frozen=True)
@@ -48,14 +46,17 @@ def compile_source(source: Path, workdir: Path) -> DtcResult:
         target.write_text(f'/dts-v1/;\n/plugin/;\n/include/ "{source}"\n')
     proc = subprocess.run(
         [dtc(), "-I", "dts", "-O", "dtb", "-@", "-o", str(workdir / f"{source.stem}.dtb"), str(target)],
-        text=True, capture_output=True, check=False,
+        text=True,
+        capture_output=True,
+        check=False,
     )
     return DtcResult(proc.returncode, (proc.stdout + proc.stderr).strip())
 
 
 def all_device_tree_sources() -> list[Path]:
     return sorted(
-        p for p in ROOT.rglob("*")
+        p
+        for p in ROOT.rglob("*")
         if p.suffix in SUFFIXES and p.is_file() and ".git" not in p.relative_to(ROOT).parts
     )
 
@@ -65,8 +66,9 @@ def device_tree_sources() -> list[Path]:
 
 
 def test_preprocessed_trees_are_exactly_the_ones_with_includes() -> None:
-    with_includes = {str(p.relative_to(ROOT)) for p in all_device_tree_sources()
-                     if "#include" in p.read_text()}
+    with_includes = {
+        str(p.relative_to(ROOT)) for p in all_device_tree_sources() if "#include" in p.read_text()
+    }
     assert with_includes == set(PREPROCESSED)
     for source, test in PREPROCESSED.items():
         assert Path(source).name in (ROOT / test).read_text(), f"{test} does not build {source}"
@@ -89,7 +91,7 @@ def test_a_fragment_with_a_warning_fails(tmp_path: Path) -> None:
     # A reg in a node whose parent gives no #address-cells/#size-cells: dtc warns.
     bad.write_text(
         "/dts-v1/;\n/plugin/;\n&{/reserved-memory} {\n"
-        "\tpool@80000000 {\n\t\tcompatible = \"shared-dma-pool\";\n\t\treg = <0x80000000>;\n\t};\n};\n"
+        '\tpool@80000000 {\n\t\tcompatible = "shared-dma-pool";\n\t\treg = <0x80000000>;\n\t};\n};\n'
     )
     result = compile_source(bad, tmp_path)
     assert "Warning" in result.messages

@@ -20,13 +20,19 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 KAS_CHECK = ROOT / "scripts" / "kas-check"
 KAS_FILES = sorted(p for p in (ROOT / "kas").rglob("*.yml"))
-ENTRY_POINTS = sorted(p for p in (ROOT / "kas").glob("*.yml")
-                      if p.name != "base.yml" and not p.name.endswith(".lock.yml"))
+ENTRY_POINTS = sorted(
+    p for p in (ROOT / "kas").glob("*.yml") if p.name != "base.yml" and not p.name.endswith(".lock.yml")
+)
 
 
 def kas_check(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(KAS_CHECK), *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, str(KAS_CHECK), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def problems(proc: subprocess.CompletedProcess[str]) -> list[str]:
@@ -49,8 +55,13 @@ def edit(path: Path, old: str, new: str) -> None:
 
 def test_there_are_kas_files() -> None:
     names = {p.relative_to(ROOT / "kas").as_posix() for p in KAS_FILES}
-    assert {"base.yml", "imx95-verdin.yml", "imx95-verdin-community.yml",
-            "opt/accept-fsl-eula.yml", "opt/ci.yml"} <= names
+    assert {
+        "base.yml",
+        "imx95-verdin.yml",
+        "imx95-verdin-community.yml",
+        "opt/accept-fsl-eula.yml",
+        "opt/ci.yml",
+    } <= names
 
 
 @pytest.mark.parametrize("path", KAS_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -88,8 +99,7 @@ def kas_merge(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], dict[str, Any
 def test_entry_point_builds_npu_image_with_meta_npu(path: Path, kas_merge) -> None:
     config = kas_merge(path)
     assert config.get("machine"), f"{path.name} sets no machine"
-    assert "npu-image" in ([config["target"]] if isinstance(config["target"], str)
-                           else config["target"])
+    assert "npu-image" in ([config["target"]] if isinstance(config["target"], str) else config["target"])
     assert "url" not in (config["repos"]["meta-npu"] or {}), "meta-npu must be this repository"
 
 
@@ -120,9 +130,12 @@ def test_imx95_verdin_reproduces_nxp_manifest() -> None:
 
 
 def test_no_kas_file_accepts_the_eula_except_the_opt_in() -> None:
-    setters = [p.relative_to(ROOT).as_posix() for p in KAS_FILES if "ACCEPT_FSL_EULA" in
-               "\n".join(line for line in p.read_text().splitlines()
-                         if not line.lstrip().startswith("#"))]
+    setters = [
+        p.relative_to(ROOT).as_posix()
+        for p in KAS_FILES
+        if "ACCEPT_FSL_EULA"
+        in "\n".join(line for line in p.read_text().splitlines() if not line.lstrip().startswith("#"))
+    ]
     assert setters == ["kas/opt/accept-fsl-eula.yml"]
 
 
@@ -130,8 +143,9 @@ def test_no_kas_file_hard_codes_dl_or_sstate_dir() -> None:
     for path in KAS_FILES:
         for line in path.read_text().splitlines():
             code = line.split("#", 1)[0]
-            assert not any(f"{v} =" in code or f"{v} ?=" in code for v in ("DL_DIR", "SSTATE_DIR")), \
+            assert not any(f"{v} =" in code or f"{v} ?=" in code for v in ("DL_DIR", "SSTATE_DIR")), (
                 f"{path}: {line.strip()}"
+            )
 
 
 def test_ci_fragment_takes_caches_from_environment() -> None:
@@ -144,28 +158,38 @@ def test_ci_fragment_takes_caches_from_environment() -> None:
 
 # --- bad input: each breaks one thing and must give one sentence naming the fix ---------------
 
+
 def test_unpinned_repo_fails(scratch: Path) -> None:
-    edit(scratch / "kas" / "imx95-verdin-community.yml",
-         "    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1\n", "")
+    edit(
+        scratch / "kas" / "imx95-verdin-community.yml",
+        "    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1\n",
+        "",
+    )
     proc = kas_check("kas/imx95-verdin-community.yml", cwd=scratch)
     assert proc.returncode == 1
     assert problems(proc) == [
         "kas-check: kas/imx95-verdin-community.yml: repo 'poky' is not pinned; add `commit:` "
-        "with the full 40-hex id read from upstream and the `branch:` that contains it."]
+        "with the full 40-hex id read from upstream and the `branch:` that contains it."
+    ]
 
 
 def test_short_commit_fails(scratch: Path) -> None:
-    edit(scratch / "kas" / "imx95-verdin-community.yml",
-         "commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1", "commit: d0b46a66")
+    edit(
+        scratch / "kas" / "imx95-verdin-community.yml",
+        "commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1",
+        "commit: d0b46a66",
+    )
     proc = kas_check("kas/imx95-verdin-community.yml", cwd=scratch)
     assert proc.returncode == 1
     assert len(problems(proc)) == 1 and "not a full 40-hex" in proc.stderr
 
 
 def test_commit_without_branch_fails(scratch: Path) -> None:
-    edit(scratch / "kas" / "imx95-verdin-community.yml",
-         "    branch: walnascar\n    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1",
-         "    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1")
+    edit(
+        scratch / "kas" / "imx95-verdin-community.yml",
+        "    branch: walnascar\n    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1",
+        "    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1",
+    )
     proc = kas_check("kas/imx95-verdin-community.yml", cwd=scratch)
     assert proc.returncode == 1
     assert len(problems(proc)) == 1 and "add `branch:`" in proc.stderr
@@ -187,8 +211,11 @@ def test_missing_include_fails(scratch: Path) -> None:
 
 
 def test_include_cycle_fails(scratch: Path) -> None:
-    edit(scratch / "kas" / "base.yml", "header:\n  version: 23\n",
-         "header:\n  version: 23\n  includes:\n    - kas/imx95-verdin-community.yml\n")
+    edit(
+        scratch / "kas" / "base.yml",
+        "header:\n  version: 23\n",
+        "header:\n  version: 23\n  includes:\n    - kas/imx95-verdin-community.yml\n",
+    )
     proc = kas_check("kas/imx95-verdin-community.yml", cwd=scratch)
     assert proc.returncode == 1
     assert "in a cycle" in proc.stderr
@@ -220,27 +247,24 @@ def test_not_yaml_fails(scratch: Path) -> None:
     (scratch / "kas" / "opt" / "broken.yml").write_text("header: [version: 23\n")
     proc = kas_check("kas/opt/broken.yml", cwd=scratch)
     assert proc.returncode == 1
-    assert problems(proc) == ["kas-check: kas/opt/broken.yml: is not valid YAML at line 2; "
-                              "fix the syntax."]
+    assert problems(proc) == ["kas-check: kas/opt/broken.yml: is not valid YAML at line 2; fix the syntax."]
 
 
 def test_missing_file_fails() -> None:
     proc = kas_check("kas/no-such-board.yml")
     assert proc.returncode == 1
-    assert problems(proc) == ["kas-check: kas/no-such-board.yml: does not exist; pass existing "
-                              "kas files."]
+    assert problems(proc) == ["kas-check: kas/no-such-board.yml: does not exist; pass existing kas files."]
 
 
 def lock_for(entry: Path, commit: str) -> None:
     schema = (ROOT / "kas" / "base.yml").read_text().splitlines()[0]
     entry.with_name(entry.stem + ".lock.yml").write_text(
-        f"{schema}\nheader:\n  version: 23\noverrides:\n  repos:\n    poky:\n"
-        f"      commit: '{commit}'\n")
+        f"{schema}\nheader:\n  version: 23\noverrides:\n  repos:\n    poky:\n      commit: '{commit}'\n"
+    )
 
 
 def test_lock_file_that_agrees_passes(scratch: Path) -> None:
-    lock_for(scratch / "kas" / "imx95-verdin-community.yml",
-             "d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1")
+    lock_for(scratch / "kas" / "imx95-verdin-community.yml", "d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1")
     assert kas_check("kas/imx95-verdin-community.yml", cwd=scratch).returncode == 0
 
 
@@ -250,8 +274,10 @@ def test_lock_file_that_disagrees_fails(scratch: Path) -> None:
     assert proc.returncode == 1
     assert problems(proc) == [
         "kas-check: kas/imx95-verdin-community.yml: repo 'poky' is at "
-        "d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1 but its lock file says " + "0" * 40
-        + "; refresh the lock with `kas lock`."]
+        "d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1 but its lock file says "
+        + "0" * 40
+        + "; refresh the lock with `kas lock`."
+    ]
 
 
 def test_lock_file_pins_unpinned_repo(scratch: Path) -> None:

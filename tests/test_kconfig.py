@@ -24,12 +24,16 @@ def boards() -> list[str]:
     return [sym.name for sym in kconf.named_choices["BOARD"].syms]
 
 
-def menu_config(tmp_path: Path, *options: str, kconfig: Path = KCONFIG
-                ) -> tuple[subprocess.CompletedProcess[str], Path]:
+def menu_config(
+    tmp_path: Path, *options: str, kconfig: Path = KCONFIG
+) -> tuple[subprocess.CompletedProcess[str], Path]:
     out = tmp_path / ".config.yaml"
-    proc = subprocess.run([sys.executable, str(MENU_CONFIG), "--kconfig", str(kconfig),
-                           "--output", str(out), *options],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(MENU_CONFIG), "--kconfig", str(kconfig), "--output", str(out), *options],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return proc, out
 
 
@@ -43,18 +47,28 @@ def test_every_board_includes_an_existing_kas_file() -> None:
     kconf = kconfiglib.Kconfig(str(KCONFIG), warn_to_stderr=False)
     for board in boards():
         kconf.syms[board].set_value("y")
-        includes = [s.str_value for s in kconf.unique_defined_syms
-                    if s.name.startswith("KAS_INCLUDE_") and s.str_value]
+        includes = [
+            s.str_value
+            for s in kconf.unique_defined_syms
+            if s.name.startswith("KAS_INCLUDE_") and s.str_value
+        ]
         assert len(includes) == 1, f"{board}: {includes}"
         assert (ROOT / includes[0]).is_file(), f"{board}: {includes[0]} does not exist"
 
 
 def test_every_kas_entry_point_is_a_board() -> None:
     kconf = kconfiglib.Kconfig(str(KCONFIG), warn_to_stderr=False)
-    offered = {d[0].str_value for s in kconf.unique_defined_syms
-               if s.name.startswith("KAS_INCLUDE_BOARD") for d in s.defaults}
-    entries = {f"kas/{p.name}" for p in (ROOT / "kas").glob("*.yml")
-               if p.name != "base.yml" and not p.name.endswith(".lock.yml")}
+    offered = {
+        d[0].str_value
+        for s in kconf.unique_defined_syms
+        if s.name.startswith("KAS_INCLUDE_BOARD")
+        for d in s.defaults
+    }
+    entries = {
+        f"kas/{p.name}"
+        for p in (ROOT / "kas").glob("*.yml")
+        if p.name != "base.yml" and not p.name.endswith(".lock.yml")
+    }
     assert entries <= offered, f"not in Kconfig: {sorted(entries - offered)}"
 
 
@@ -82,8 +96,7 @@ def test_options_add_their_fragments(tmp_path: Path) -> None:
     proc, out = menu_config(tmp_path, "BOARD_IMX95_VERDIN", "OPT_ACCEPT_FSL_EULA", "OPT_CI")
     assert proc.returncode == 0, proc.stderr
     includes = yaml.safe_load(out.read_text())["header"]["includes"]
-    assert sorted(includes) == ["kas/imx95-verdin.yml", "kas/opt/accept-fsl-eula.yml",
-                                "kas/opt/ci.yml"]
+    assert sorted(includes) == ["kas/imx95-verdin.yml", "kas/opt/accept-fsl-eula.yml", "kas/opt/ci.yml"]
     # no hidden helper symbol leaks into local.conf
     assert "local_conf_header" not in yaml.safe_load(out.read_text())
 
@@ -106,27 +119,29 @@ def test_hidden_symbol_is_not_an_option(tmp_path: Path) -> None:
 
 def test_option_the_board_does_not_offer_is_refused(tmp_path: Path) -> None:
     kconfig = tmp_path / "Kconfig"
-    kconfig.write_text(KCONFIG.read_text() + (
-        "\nchoice BOARD\nconfig BOARD_TEST_NO_EULA\n\tbool \"test board without NXP parts\"\n"
-        "endchoice\n"))
+    kconfig.write_text(
+        KCONFIG.read_text()
+        + ('\nchoice BOARD\nconfig BOARD_TEST_NO_EULA\n\tbool "test board without NXP parts"\nendchoice\n')
+    )
     proc, _ = menu_config(tmp_path, "BOARD_TEST_NO_EULA", "OPT_ACCEPT_FSL_EULA", kconfig=kconfig)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
         "kas-menu-config: option OPT_ACCEPT_FSL_EULA cannot be y with this selection (it "
-        "depends on another option, e.g. a board that offers it); select that first or drop it."]
+        "depends on another option, e.g. a board that offers it); select that first or drop it."
+    ]
 
 
 def test_missing_kconfig_is_one_sentence(tmp_path: Path) -> None:
     proc, _ = menu_config(tmp_path, "BOARD_IMX95_VERDIN", kconfig=tmp_path / "nope")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        f"kas-menu-config: {tmp_path / 'nope'} does not exist; pass the project's Kconfig "
-        "with --kconfig."]
+        f"kas-menu-config: {tmp_path / 'nope'} does not exist; pass the project's Kconfig with --kconfig."
+    ]
 
 
 def test_broken_kconfig_is_one_sentence(tmp_path: Path) -> None:
     kconfig = tmp_path / "Kconfig"
-    kconfig.write_text("config FOO\n\tbool \"foo\"\nendchoice\n")
+    kconfig.write_text('config FOO\n\tbool "foo"\nendchoice\n')
     proc, _ = menu_config(tmp_path, "FOO", kconfig=kconfig)
     assert proc.returncode == 1
     assert len(proc.stderr.strip().splitlines()) == 1

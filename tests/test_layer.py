@@ -35,14 +35,23 @@ def test_layer_conf_facts() -> None:
 @pytest.mark.parametrize(
     ("good", "bad", "expected"),
     [
-        ('LAYERSERIES_COMPAT_npu = "walnascar whinlatter wrynose"',
-         'LAYERSERIES_COMPAT_npu = "walnascar"', "LAYERSERIES_COMPAT_npu"),
+        (
+            'LAYERSERIES_COMPAT_npu = "walnascar whinlatter wrynose"',
+            'LAYERSERIES_COMPAT_npu = "walnascar"',
+            "LAYERSERIES_COMPAT_npu",
+        ),
         ('LAYERDEPENDS_npu = "core"', 'LAYERDEPENDS_npu = "core openembedded-layer"', "LAYERDEPENDS_npu"),
         ('BBFILE_COLLECTIONS += "npu"', 'BBFILE_COLLECTIONS += "meta-npu"', "BBFILE_COLLECTIONS"),
-        ("freescale-layer:${LAYERDIR}/dynamic-layers/freescale-layer/*/*/*.bb ",
-         "meta-freescale:${LAYERDIR}/dynamic-layers/freescale-layer/*/*/*.bb ", "meta-freescale"),
-        ("riscv-layer:${LAYERDIR}/dynamic-layers/riscv-layer/*/*/*.bb ",
-         "riscv-layer:${LAYERDIR}/dynamic-layers/riscv/*/*/*.bb ", "does not point at"),
+        (
+            "freescale-layer:${LAYERDIR}/dynamic-layers/freescale-layer/*/*/*.bb ",
+            "meta-freescale:${LAYERDIR}/dynamic-layers/freescale-layer/*/*/*.bb ",
+            "meta-freescale",
+        ),
+        (
+            "riscv-layer:${LAYERDIR}/dynamic-layers/riscv-layer/*/*/*.bb ",
+            "riscv-layer:${LAYERDIR}/dynamic-layers/riscv/*/*/*.bb ",
+            "does not point at",
+        ),
     ],
     ids=["compat", "depends", "collection", "unconfirmed-key", "wrong-directory"],
 )
@@ -179,22 +188,35 @@ def test_the_eula_guard_stops_an_nxp_bsp_build_without_the_opt_in() -> None:
 def test_the_eula_guard_leaves_other_machines_alone() -> None:
     import bb.event
 
-    other = config(MACHINE="qemuarm64", MACHINEOVERRIDES="aarch64:qemuall", OVERRIDES="linux:aarch64",
-                   BBFILE_COLLECTIONS="core npu")
+    other = config(
+        MACHINE="qemuarm64",
+        MACHINEOVERRIDES="aarch64:qemuall",
+        OVERRIDES="linux:aarch64",
+        BBFILE_COLLECTIONS="core npu",
+    )
     with parse(other) as bbc:
         assert bbc.fire(bb.event.BuildStarted("npu-image", ["npu-image"])) is None
 
 
 @pytest.mark.parametrize(
     ("pn", "features", "exported"),
-    [("linux-imx", "npu", True), ("neutron", "npu", True), ("tensorflow-lite-neutron-delegate", "npu", True),
-     ("linux-imx", "", False), ("busybox", "npu", False)],
+    [
+        ("linux-imx", "npu", True),
+        ("neutron", "npu", True),
+        ("tensorflow-lite-neutron-delegate", "npu", True),
+        ("linux-imx", "", False),
+        ("busybox", "npu", False),
+    ],
 )
 def test_only_the_manifest_recipes_export_srcrev_and_only_with_the_feature(
     pn: str, features: str, exported: bool
 ) -> None:
-    variables = config(PN=pn, MACHINE_FEATURES=features, PKGDATA_VARS="PN PV",
-                       **{"PREFERRED_PROVIDER_virtual/kernel": "linux-imx"})
+    variables = config(
+        PN=pn,
+        MACHINE_FEATURES=features,
+        PKGDATA_VARS="PN PV",
+        **{"PREFERRED_PROVIDER_virtual/kernel": "linux-imx"},
+    )
     with parse(variables) as bbc:
         bbc.run_anonymous()
         pkgdata_vars = bbc.data.getVar("PKGDATA_VARS").split()
@@ -205,13 +227,20 @@ def test_only_the_manifest_recipes_export_srcrev_and_only_with_the_feature(
 @pytest.mark.parametrize(
     ("src_uri", "revs", "expected"),
     [
-        ("git://github.com/nxp-imx/linux-imx.git;protocol=https;branch=lf-6.12.y",
-         {"SRCREV": "7dfe158543c95df22010cdd697ecaf043db70315"}, "7dfe158543c95df22010cdd697ecaf043db70315"),
-        ("git://github.com/nxp-imx/tflite-neutron-delegate.git;protocol=https;name=neutron "
-         "git://github.com/nxp-imx/tensorflow-imx.git;protocol=https;name=tf;destsuffix=tfgit",
-         {"SRCREV_neutron": "a5d640e64a2e7fb73a66ba2091cbe46b2dc4b45e",
-          "SRCREV_tf": "79ef5ba72c03a5a95d3e0b177b3589f7fa5502fa"},
-         "a5d640e64a2e7fb73a66ba2091cbe46b2dc4b45e"),
+        (
+            "git://github.com/nxp-imx/linux-imx.git;protocol=https;branch=lf-6.12.y",
+            {"SRCREV": "7dfe158543c95df22010cdd697ecaf043db70315"},
+            "7dfe158543c95df22010cdd697ecaf043db70315",
+        ),
+        (
+            "git://github.com/nxp-imx/tflite-neutron-delegate.git;protocol=https;name=neutron "
+            "git://github.com/nxp-imx/tensorflow-imx.git;protocol=https;name=tf;destsuffix=tfgit",
+            {
+                "SRCREV_neutron": "a5d640e64a2e7fb73a66ba2091cbe46b2dc4b45e",
+                "SRCREV_tf": "79ef5ba72c03a5a95d3e0b177b3589f7fa5502fa",
+            },
+            "a5d640e64a2e7fb73a66ba2091cbe46b2dc4b45e",
+        ),
         ("https://example.org/x-1.0.tar.gz", {"SRCREV": "7dfe158543c95df22010cdd697ecaf043db70315"}, ""),
         ("git://example.org/x.git;protocol=https;branch=main", {"SRCREV": "${AUTOREV}"}, ""),
     ],

@@ -22,8 +22,7 @@ def tool(name: str, package: str) -> str:
 
 def repo_files() -> list[Path]:
     return sorted(
-        p for p in ROOT.rglob("*")
-        if p.is_file() and not SKIP_DIRS.intersection(p.relative_to(ROOT).parts)
+        p for p in ROOT.rglob("*") if p.is_file() and not SKIP_DIRS.intersection(p.relative_to(ROOT).parts)
     )
 
 
@@ -54,16 +53,28 @@ def python_scripts_without_suffix() -> list[Path]:
 
 def ruff(paths: list[Path]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [tool("ruff", "ruff (pyproject.toml dev)"), "check", "--no-cache",
-         "--config", str(ROOT / "pyproject.toml"), *map(str, paths)],
-        cwd=ROOT, text=True, capture_output=True, check=False,
+        [
+            tool("ruff", "ruff (pyproject.toml dev)"),
+            "check",
+            "--no-cache",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            *map(str, paths),
+        ],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        check=False,
     )
 
 
 def shellcheck(paths: list[Path]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [tool("shellcheck", "the Debian package shellcheck"), "--external-sources", *map(str, paths)],
-        cwd=ROOT, text=True, capture_output=True, check=False,
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        check=False,
     )
 
 
@@ -74,6 +85,26 @@ def test_ci_gate_is_among_the_shell_scripts() -> None:
 def test_ruff_is_clean_on_the_whole_repository() -> None:
     proc = ruff([ROOT, *python_scripts_without_suffix()])
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ruff_format_leaves_every_python_file_unchanged() -> None:
+    proc = subprocess.run(
+        [
+            tool("ruff", "ruff (pyproject.toml dev)"),
+            "format",
+            "--check",
+            "--no-cache",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            str(ROOT),
+            *map(str, python_scripts_without_suffix()),
+        ],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0, "run `ruff format .`:\n" + proc.stdout + proc.stderr
 
 
 def test_shellcheck_is_clean_on_every_shell_script() -> None:
@@ -91,7 +122,7 @@ def test_ruff_reports_a_bad_python_file(tmp_path: Path) -> None:
 
 def test_shellcheck_reports_a_bad_script(tmp_path: Path) -> None:
     bad = tmp_path / "bad"
-    bad.write_text('#!/bin/sh\nfor f in $(ls *.txt); do echo $f; done\n')
+    bad.write_text("#!/bin/sh\nfor f in $(ls *.txt); do echo $f; done\n")
     assert bad in [p for p in [bad] if shebang(p) in SHELL_SHEBANGS]
     proc = shellcheck([bad])
     assert proc.returncode != 0

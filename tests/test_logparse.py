@@ -28,7 +28,12 @@ def test_label_image_delegate_run() -> None:
     assert log.delegate_version == "v1.0.0-f24d08e5"
     (line,) = log.delegations
     assert (line.source, line.name, line.delegated, line.total, line.partitions) == (
-        "vendor", "NeutronDelegate", 1, 4, 1)
+        "vendor",
+        "NeutronDelegate",
+        1,
+        4,
+        1,
+    )
     assert log.delegated_nodes == 1
     assert log.results == []  # the user's complaint: no classification printed
 
@@ -41,8 +46,12 @@ def test_label_image_verbose_dump() -> None:
     assert log.tensors[2] == logparse.TensorDump(2, "input", 150528, 3, 0.0078125, 128)
     assert log.tensors[0].zero_point == -62 and log.tensors[5].name == "NeutronMicrocode"
     assert [(n.index, n.op, n.delegated_by) for n in log.nodes] == [
-        (0, "QUANTIZE", None), (1, "NeutronGraph", 4), (2, "SOFTMAX", None), (3, "QUANTIZE", None),
-        (4, "NeutronDelegate", None)]
+        (0, "QUANTIZE", None),
+        (1, "NeutronGraph", 4),
+        (2, "SOFTMAX", None),
+        (3, "QUANTIZE", None),
+        (4, "NeutronDelegate", None),
+    ]
     assert log.execution_plan == [0, 4, 2, 3]
     assert log.delegate_nodes == {4: [1]}
     assert log.average_ms == 0.326
@@ -78,7 +87,12 @@ def test_tflite_line_from_the_runtime_format_string() -> None:
     line = "INFO: " + fmt.replace("%zu", "%d") % (160, 164, "TfLiteXNNPackDelegate", 2, 0, "main")
     (parsed,) = logparse.parse_delegations(line)
     assert (parsed.source, parsed.name, parsed.delegated, parsed.total, parsed.partitions) == (
-        "tflite", "TfLiteXNNPackDelegate", 160, 164, 2)
+        "tflite",
+        "TfLiteXNNPackDelegate",
+        160,
+        164,
+        2,
+    )
 
 
 def test_tflite_line_old_wording() -> None:
@@ -87,7 +101,11 @@ def test_tflite_line_old_wording() -> None:
     text = "INFO: Replacing 31 node(s) with delegate (TfLiteNnapiDelegate) node, yielding 1 partitions.\n"
     (parsed,) = logparse.parse_delegations(text)
     assert (parsed.delegated, parsed.total, parsed.partitions, parsed.name) == (
-        31, None, 1, "TfLiteNnapiDelegate")
+        31,
+        None,
+        1,
+        "TfLiteNnapiDelegate",
+    )
 
 
 def test_unrelated_text_gives_nothing() -> None:

@@ -11,9 +11,19 @@ import pytest
 from npu_tools import assert_one_sentence_usage_error, run_tool, validate
 
 MIB = 1024 * 1024
-MANIFEST = {"schema": "npu-build-manifest/1", "npu_family": "neutron", "machine": "imx95-19x19-verdin",
-            "distro": "fsl-imx-xwayland", "image": "npu-image", "kernel": None, "driver": None,
-            "runtime": None, "delegate": None, "daemon": None, "models": []}
+MANIFEST = {
+    "schema": "npu-build-manifest/1",
+    "npu_family": "neutron",
+    "machine": "imx95-19x19-verdin",
+    "distro": "fsl-imx-xwayland",
+    "image": "npu-image",
+    "kernel": None,
+    "driver": None,
+    "runtime": None,
+    "delegate": None,
+    "daemon": None,
+    "models": [],
+}
 
 
 def _write(root: Path, path: str, data: bytes | str, mode: int = 0o644) -> None:
@@ -62,9 +72,11 @@ def neutron_board(root: Path, dt_base: str = "/sys/firmware/devicetree/base") ->
 def fakebin(tmp_path: Path) -> Path:
     """The board's PATH: a `dmesg` program printing the board's kernel log."""
     bin_dir = tmp_path / "bin"
-    script = ("#!/bin/sh\n"
-              "echo '[    2.1] remoteproc remoteproc0: imx95-neutron-remoteproc is available'\n"
-              "echo '[    2.3] usb 1-1: new high-speed USB device'\n")
+    script = (
+        "#!/bin/sh\n"
+        "echo '[    2.1] remoteproc remoteproc0: imx95-neutron-remoteproc is available'\n"
+        "echo '[    2.3] usb 1-1: new high-speed USB device'\n"
+    )
     _write(bin_dir, "dmesg", script, 0o755)
     return bin_dir
 
@@ -82,9 +94,14 @@ def test_healthy_neutron_board(tmp_path: Path, fakebin: Path) -> None:
     assert doc["errors"] == []
     assert doc["family"] == "neutron"
     assert doc["kernel"] == "6.12.49-lts-next-g759f4038100f"
-    assert doc["soc"] == {"soc_id": "i.MX95", "revision": "2.0", "family": "Freescale i.MX",
-                          "machine": "NXP i.MX95 19X19 board",
-                          "compatible": ["fsl,imx95-19x19-evk", "fsl,imx95"], "chip_id": None}
+    assert doc["soc"] == {
+        "soc_id": "i.MX95",
+        "revision": "2.0",
+        "family": "Freescale i.MX",
+        "machine": "NXP i.MX95 19X19 board",
+        "compatible": ["fsl,imx95-19x19-evk", "fsl,imx95"],
+        "chip_id": None,
+    }
     driver = doc["driver"]
     assert (driver["version"], driver["version_source"]) == ("1.0", "/sys/module/neutron/version")
     assert driver["devices"] == ["/dev/neutron0"] and driver["module_loaded"] is True
@@ -96,8 +113,11 @@ def test_healthy_neutron_board(tmp_path: Path, fakebin: Path) -> None:
     assert pools["neutron@a0000000"]["start"] == 0xA0000000
     assert pools["linux,cma"]["size"] == 960 * MIB and pools["linux,cma"]["npu"] is False
     assert doc["delegate"] == {"path": "/usr/lib/libneutron_delegate.so", "present": True}
-    assert doc["runtime"] == {"name": "libNeutronDriver", "path": "/usr/lib/libNeutronDriver.so",
-                              "version": None}
+    assert doc["runtime"] == {
+        "name": "libNeutronDriver",
+        "path": "/usr/lib/libNeutronDriver.so",
+        "version": None,
+    }
     assert doc["manifest"] == MANIFEST
 
 
@@ -121,20 +141,28 @@ def _mutate(root: Path, remove: tuple[str, ...] = (), write: dict[str, str] | No
     return root
 
 
-@pytest.mark.parametrize("fault, remove, write, words", [
-    ("no-version", ("/sys/module/neutron/version",), {}, "driver version is unknown"),
-    ("rproc-offline", (), {"/sys/class/remoteproc/remoteproc0/state": "offline\n"},
-     "'offline', not 'running'"),
-    ("no-firmware", ("/lib/firmware/NeutronFirmware.elf",), {}, "NeutronFirmware.elf is missing"),
-    ("no-device", ("/dev/neutron0",), {}, "no /dev/neutron* device node"),
-    ("no-delegate", ("/usr/lib/libneutron_delegate.so",), {}, "libneutron_delegate.so is missing"),
-    ("no-pool", (), {}, "no reserved-memory pool for the NPU"),
-    ("bad-manifest", (), {"/usr/share/meta-npu/build-manifest.json": "{not json"}, "not valid JSON"),
-    ("no-manifest", ("/usr/share/meta-npu/build-manifest.json",), {}, "build-manifest.json is missing"),
-    ("no-soc", ("/sys/devices/soc0/soc_id",), {}, "soc_id is missing"),
-])
-def test_each_missing_fact_is_one_sentence(fault: str, remove: tuple[str, ...], write: dict[str, str],
-                                           words: str, tmp_path: Path, fakebin: Path) -> None:
+@pytest.mark.parametrize(
+    "fault, remove, write, words",
+    [
+        ("no-version", ("/sys/module/neutron/version",), {}, "driver version is unknown"),
+        (
+            "rproc-offline",
+            (),
+            {"/sys/class/remoteproc/remoteproc0/state": "offline\n"},
+            "'offline', not 'running'",
+        ),
+        ("no-firmware", ("/lib/firmware/NeutronFirmware.elf",), {}, "NeutronFirmware.elf is missing"),
+        ("no-device", ("/dev/neutron0",), {}, "no /dev/neutron* device node"),
+        ("no-delegate", ("/usr/lib/libneutron_delegate.so",), {}, "libneutron_delegate.so is missing"),
+        ("no-pool", (), {}, "no reserved-memory pool for the NPU"),
+        ("bad-manifest", (), {"/usr/share/meta-npu/build-manifest.json": "{not json"}, "not valid JSON"),
+        ("no-manifest", ("/usr/share/meta-npu/build-manifest.json",), {}, "build-manifest.json is missing"),
+        ("no-soc", ("/sys/devices/soc0/soc_id",), {}, "soc_id is missing"),
+    ],
+)
+def test_each_missing_fact_is_one_sentence(
+    fault: str, remove: tuple[str, ...], write: dict[str, str], words: str, tmp_path: Path, fakebin: Path
+) -> None:
     board = neutron_board(tmp_path / "board")
     if fault == "no-pool":
         rm = board / "sys/firmware/devicetree/base/reserved-memory"
@@ -182,11 +210,14 @@ def test_forced_family_on_empty_board(tmp_path: Path, fakebin: Path) -> None:
     assert any("no Neutron remoteproc" in e for e in doc["errors"])
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--bogus"], ["--bogus"]),
-    (["--root", "/nonexistent/board"], ["/nonexistent/board", "not a directory"]),
-    (["--family", "gpu"], ["gpu"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--bogus"], ["--bogus"]),
+        (["--root", "/nonexistent/board"], ["/nonexistent/board", "not a directory"]),
+        (["--family", "gpu"], ["gpu"]),
+    ],
+)
 def test_bad_usage(args: list[str], words: list[str]) -> None:
     assert_one_sentence_usage_error(run_tool("npu-info", *args), *words)
 
@@ -206,11 +237,20 @@ def test_crashing_probe_still_gives_json(tmp_path: Path, fakebin: Path) -> None:
     copy = tmp_path / "upload"
     shutil.copytree(TOOLS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "npu_target" / "probes" / "neutron.py").write_text(
-        "def detect(ctx):\n    raise OSError('boom')\n\ndef probe(ctx):\n    return None\n")
-    run = run_tool("npu-info", "--json", "--root", str(neutron_board(tmp_path / "b")), tools_dir=copy,
-                   env={"PATH": str(fakebin)})
+        "def detect(ctx):\n    raise OSError('boom')\n\ndef probe(ctx):\n    return None\n"
+    )
+    run = run_tool(
+        "npu-info",
+        "--json",
+        "--root",
+        str(neutron_board(tmp_path / "b")),
+        tools_dir=copy,
+        env={"PATH": str(fakebin)},
+    )
     assert run.code == 0 and "Traceback" not in run.stderr
     doc = run.json()
     validate(doc, "npu-info")
-    assert any(e.startswith("probe for family 'neutron' failed while detecting (OSError: boom)")
-               for e in doc["errors"])
+    assert any(
+        e.startswith("probe for family 'neutron' failed while detecting (OSError: boom)")
+        for e in doc["errors"]
+    )

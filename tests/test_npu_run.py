@@ -51,8 +51,22 @@ def neutron_model(work: Path, fd_model: Path) -> tuple[Path, list[int]]:
 
 @pytest.fixture(scope="module")
 def cpu_run(work: Path, fd_model: Path, fd_input: Path) -> dict:
-    run = run_tool("npu-run", "--model", str(fd_model), "--input", str(fd_input), "--output-dir",
-                   str(work / "cpu"), "--backend", "tflite-cpu", "--runs", "3", "--warmup", "1", "--json")
+    run = run_tool(
+        "npu-run",
+        "--model",
+        str(fd_model),
+        "--input",
+        str(fd_input),
+        "--output-dir",
+        str(work / "cpu"),
+        "--backend",
+        "tflite-cpu",
+        "--runs",
+        "3",
+        "--warmup",
+        "1",
+        "--json",
+    )
     assert run.code == 0, run.stderr
     return run.json()
 
@@ -61,14 +75,29 @@ def _outputs(doc: dict) -> list[np.ndarray]:
     return [np.load(o["file"]) for o in doc["outputs"]]
 
 
-def _delegate_run(work: Path, model: Path, fd_input: Path, lib: Path, conf: str | None, tag: str,
-                  *extra: str):
+def _delegate_run(
+    work: Path, model: Path, fd_input: Path, lib: Path, conf: str | None, tag: str, *extra: str
+):
     config = work / f"{tag}.conf"
     if conf is not None:
         config.write_text(conf)
-    return run_tool("npu-run", "--model", str(model), "--input", str(fd_input), "--output-dir",
-                    str(work / tag), "--backend", "tflite-delegate", "--delegate", str(lib),
-                    "--delegate-option", f"config={config}", "--json", *extra)
+    return run_tool(
+        "npu-run",
+        "--model",
+        str(model),
+        "--input",
+        str(fd_input),
+        "--output-dir",
+        str(work / tag),
+        "--backend",
+        "tflite-delegate",
+        "--delegate",
+        str(lib),
+        "--delegate-option",
+        f"config={config}",
+        "--json",
+        *extra,
+    )
 
 
 def test_cpu_run_on_real_model_and_photo(cpu_run: dict) -> None:
@@ -92,10 +121,22 @@ def test_xnnpack_node_counting(cpu_run: dict) -> None:
     assert "XNNPACK" in cpu_run["log"]["stderr_tail"]
 
 
-def test_no_xnnpack_runs_reference_kernels_and_agrees(work: Path, fd_model: Path, fd_input: Path,
-                                                       cpu_run: dict) -> None:
-    run = run_tool("npu-run", "--model", str(fd_model), "--input", str(fd_input), "--output-dir",
-                   str(work / "cpu-plain"), "--backend", "tflite-cpu", "--no-xnnpack", "--json")
+def test_no_xnnpack_runs_reference_kernels_and_agrees(
+    work: Path, fd_model: Path, fd_input: Path, cpu_run: dict
+) -> None:
+    run = run_tool(
+        "npu-run",
+        "--model",
+        str(fd_model),
+        "--input",
+        str(fd_input),
+        "--output-dir",
+        str(work / "cpu-plain"),
+        "--backend",
+        "tflite-cpu",
+        "--no-xnnpack",
+        "--json",
+    )
     assert run.code == 0, run.stderr
     doc = run.json()
     validate(doc, "npu-run")
@@ -107,8 +148,18 @@ def test_no_xnnpack_runs_reference_kernels_and_agrees(work: Path, fd_model: Path
 def test_face_landmark_runs(work: Path) -> None:
     path = work / "lm_in.npy"
     np.save(path, face_landmark_input())
-    run = run_tool("npu-run", "--model", str(model_path(FACE_LANDMARK)), "--input", str(path),
-                   "--output-dir", str(work / "lm"), "--backend", "tflite-cpu", "--json")
+    run = run_tool(
+        "npu-run",
+        "--model",
+        str(model_path(FACE_LANDMARK)),
+        "--input",
+        str(path),
+        "--output-dir",
+        str(work / "lm"),
+        "--backend",
+        "tflite-cpu",
+        "--json",
+    )
     assert run.code == 0, run.stderr
     doc = run.json()
     validate(doc, "npu-run")
@@ -138,8 +189,9 @@ def test_flatbuffer_reader_finds_custom_op(neutron_model) -> None:
     assert summary.ops_total == FD_OPS and len(converted) == 4
 
 
-def test_twin_delegate_takes_neutron_graph_and_matches_cpu(work: Path, neutron_model, fd_input: Path,
-                                                           delegate_lib: Path, cpu_run: dict) -> None:
+def test_twin_delegate_takes_neutron_graph_and_matches_cpu(
+    work: Path, neutron_model, fd_input: Path, delegate_lib: Path, cpu_run: dict
+) -> None:
     model, converted = neutron_model
     run = _delegate_run(work, model, fd_input, delegate_lib, "mode = ok\n", "npu-ok")
     assert run.code == 0, run.stderr
@@ -151,7 +203,8 @@ def test_twin_delegate_takes_neutron_graph_and_matches_cpu(work: Path, neutron_m
     assert nodes["delegated"] == len(converted) and nodes["partitions"] >= 1 and nodes["total"] == FD_OPS
     assert doc["log"]["delegate_lines"] == [
         f"INFO: NeutronDelegate delegate: {len(converted)} nodes delegated out of {FD_OPS} nodes with "
-        f"{nodes['partitions']} partitions."]
+        f"{nodes['partitions']} partitions."
+    ]
     for ref, out in zip(_outputs(cpu_run), _outputs(doc), strict=True):
         verdict = compare(ref, out)
         assert verdict.passed, verdict.sentence
@@ -159,8 +212,18 @@ def test_twin_delegate_takes_neutron_graph_and_matches_cpu(work: Path, neutron_m
 
 def test_converted_model_cannot_run_on_cpu(work: Path, neutron_model, fd_input: Path) -> None:
     model, _ = neutron_model
-    run = run_tool("npu-run", "--model", str(model), "--input", str(fd_input), "--output-dir",
-                   str(work / "cpu-conv"), "--backend", "tflite-cpu", "--json")
+    run = run_tool(
+        "npu-run",
+        "--model",
+        str(model),
+        "--input",
+        str(fd_input),
+        "--output-dir",
+        str(work / "cpu-conv"),
+        "--backend",
+        "tflite-cpu",
+        "--json",
+    )
     assert run.code == 1
     doc = run.json()
     validate(doc, "npu-run")
@@ -189,8 +252,9 @@ def test_delegate_invoke_failure(work: Path, neutron_model, fd_input: Path, dele
     assert any(e.startswith("invoke failed") and "NPU job failed" in e for e in doc["errors"]), doc["errors"]
 
 
-def test_delegate_constant_outputs_are_degenerate(work: Path, neutron_model, fd_input: Path,
-                                                  delegate_lib: Path, cpu_run: dict) -> None:
+def test_delegate_constant_outputs_are_degenerate(
+    work: Path, neutron_model, fd_input: Path, delegate_lib: Path, cpu_run: dict
+) -> None:
     model, _ = neutron_model
     run = _delegate_run(work, model, fd_input, delegate_lib, "mode = constant\n", "npu-const")
     assert run.code == 0, run.stderr  # the run "works", like seed 000
@@ -198,8 +262,9 @@ def test_delegate_constant_outputs_are_degenerate(work: Path, neutron_model, fd_
     assert all(not v.passed and v.degenerate for v in verdicts), [v.sentence for v in verdicts]
 
 
-def test_delegate_slightly_off_outputs_pass(work: Path, neutron_model, fd_input: Path, delegate_lib: Path,
-                                            cpu_run: dict) -> None:
+def test_delegate_slightly_off_outputs_pass(
+    work: Path, neutron_model, fd_input: Path, delegate_lib: Path, cpu_run: dict
+) -> None:
     model, _ = neutron_model
     run = _delegate_run(work, model, fd_input, delegate_lib, "mode = offset:0.001\n", "npu-off")
     assert run.code == 0, run.stderr
@@ -209,8 +274,9 @@ def test_delegate_slightly_off_outputs_pass(work: Path, neutron_model, fd_input:
         assert compare(ref, out).passed
 
 
-def test_delegate_log_contradicting_the_plan_is_reported(work: Path, neutron_model, fd_input: Path,
-                                                         delegate_lib: Path) -> None:
+def test_delegate_log_contradicting_the_plan_is_reported(
+    work: Path, neutron_model, fd_input: Path, delegate_lib: Path
+) -> None:
     model, _ = neutron_model
     run = _delegate_run(work, model, fd_input, delegate_lib, "report = 40\n", "npu-lie")
     assert run.code == 1
@@ -228,8 +294,9 @@ def test_missing_delegate_library(work: Path, neutron_model, fd_input: Path) -> 
     assert "does not exist" in doc["errors"][0]
 
 
-def test_bad_delegate_config_is_one_sentence(work: Path, neutron_model, fd_input: Path,
-                                             delegate_lib: Path) -> None:
+def test_bad_delegate_config_is_one_sentence(
+    work: Path, neutron_model, fd_input: Path, delegate_lib: Path
+) -> None:
     model, _ = neutron_model
     run = _delegate_run(work, model, fd_input, delegate_lib, "mode = sideways\n", "npu-badconf")
     assert run.code == 1
@@ -241,8 +308,19 @@ def test_bad_delegate_config_is_one_sentence(work: Path, neutron_model, fd_input
 def test_launcher_works_from_an_uploaded_copy(tmp_path: Path, fd_model: Path, fd_input: Path) -> None:
     copy = tmp_path / "upload"
     shutil.copytree(TOOLS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    run = run_tool("npu-run", "--model", str(fd_model), "--input", str(fd_input), "--output-dir",
-                   str(tmp_path / "o"), "--backend", "tflite-cpu", "--json", tools_dir=copy)
+    run = run_tool(
+        "npu-run",
+        "--model",
+        str(fd_model),
+        "--input",
+        str(fd_input),
+        "--output-dir",
+        str(tmp_path / "o"),
+        "--backend",
+        "tflite-cpu",
+        "--json",
+        tools_dir=copy,
+    )
     assert run.code == 0, run.stderr
     assert run.json()["schema"] == "npu-run/1"
 
@@ -251,15 +329,37 @@ def test_missing_backend_module_is_one_sentence(tmp_path: Path, fd_model: Path, 
     copy = tmp_path / "upload"
     shutil.copytree(TOOLS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "npu_target" / "backends" / "rknn.py").unlink(missing_ok=True)
-    run = run_tool("npu-run", "--model", str(fd_model), "--input", str(fd_input), "--output-dir",
-                   str(tmp_path / "o"), "--backend", "rknn", "--json", tools_dir=copy)
+    run = run_tool(
+        "npu-run",
+        "--model",
+        str(fd_model),
+        "--input",
+        str(fd_input),
+        "--output-dir",
+        str(tmp_path / "o"),
+        "--backend",
+        "rknn",
+        "--json",
+        tools_dir=copy,
+    )
     assert_one_sentence_usage_error(run, "rknn", "rknn.py")
 
 
-@pytest.mark.parametrize("case", [
-    "missing-model", "not-tflite", "wrong-shape", "wrong-count", "bad-option", "no-delegate",
-    "unknown-backend", "no-input", "bad-npy", "zero-runs",
-])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing-model",
+        "not-tflite",
+        "wrong-shape",
+        "wrong-count",
+        "bad-option",
+        "no-delegate",
+        "unknown-backend",
+        "no-input",
+        "bad-npy",
+        "zero-runs",
+    ],
+)
 def test_bad_usage_is_one_sentence_exit_2(case: str, tmp_path: Path, fd_model: Path, fd_input: Path) -> None:
     out = str(tmp_path / "o")
     base = ["--output-dir", out, "--json"]
@@ -271,13 +371,26 @@ def test_bad_usage_is_one_sentence_exit_2(case: str, tmp_path: Path, fd_model: P
     np.save(wrong, np.zeros((1, 64, 64, 3), np.float32))
     model, inp = ["--model", str(fd_model)], ["--input", str(fd_input)]
     args, words = {
-        "missing-model": (["--model", str(tmp_path / "none.tflite"), *inp, "--backend", "tflite-cpu"],
-                          ["none.tflite", "does not exist"]),
+        "missing-model": (
+            ["--model", str(tmp_path / "none.tflite"), *inp, "--backend", "tflite-cpu"],
+            ["none.tflite", "does not exist"],
+        ),
         "not-tflite": (["--model", str(junk), *inp, "--backend", "tflite-cpu"], ["junk.tflite", "TFLite"]),
         "wrong-shape": ([*model, "--input", str(wrong), "--backend", "tflite-cpu"], ["wrong.npy", "128"]),
         "wrong-count": ([*model, *inp, *inp, "--backend", "tflite-cpu"], ["1 input(s)", "2"]),
-        "bad-option": ([*model, *inp, "--backend", "tflite-delegate", "--delegate", "/x.so",
-                        "--delegate-option", "novalue"], ["novalue", "KEY=VALUE"]),
+        "bad-option": (
+            [
+                *model,
+                *inp,
+                "--backend",
+                "tflite-delegate",
+                "--delegate",
+                "/x.so",
+                "--delegate-option",
+                "novalue",
+            ],
+            ["novalue", "KEY=VALUE"],
+        ),
         "no-delegate": ([*model, *inp, "--backend", "tflite-delegate"], ["--delegate"]),
         "unknown-backend": ([*model, *inp, "--backend", "gpu"], ["gpu"]),
         "no-input": ([*model, "--backend", "tflite-cpu"], ["--input"]),
@@ -301,30 +414,45 @@ def test_crashing_backend_is_one_sentence(tmp_path: Path, fd_model: Path, fd_inp
     copy = tmp_path / "upload"
     shutil.copytree(TOOLS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "npu_target" / "backends" / "cvi.py").write_text("def run(request):\n    return 1 / 0\n")
-    run = run_tool("npu-run", "--model", str(fd_model), "--input", str(fd_input), "--output-dir",
-                   str(tmp_path / "o"), "--backend", "cvi", "--json", tools_dir=copy)
+    run = run_tool(
+        "npu-run",
+        "--model",
+        str(fd_model),
+        "--input",
+        str(fd_input),
+        "--output-dir",
+        str(tmp_path / "o"),
+        "--backend",
+        "cvi",
+        "--json",
+        tools_dir=copy,
+    )
     assert run.code == 1 and run.stdout == "" and "Traceback" not in run.stderr
     assert run.stderr.strip().splitlines() == [
         "npu-run: the run failed unexpectedly (ZeroDivisionError: division by zero); "
-        "report this with the command line."]
+        "report this with the command line."
+    ]
 
 
-def test_node_counts_add_up_across_delegates(work: Path, fd_model: Path, fd_input: Path, delegate_lib: Path,
-                                            cpu_run: dict) -> None:
+def test_node_counts_add_up_across_delegates(
+    work: Path, fd_model: Path, fd_input: Path, delegate_lib: Path, cpu_run: dict
+) -> None:
     """The twin claims every RESHAPE of the unconverted model, XNNPACK the rest in its own partitions:
     the two counts, each walked from its DELEGATE nodes, must add up to the whole graph."""
     parsed = schema.ModelT.InitFromPackedBuf(bytearray(fd_model.read_bytes()), 0)
     codes = [max(c.builtinCode, c.deprecatedBuiltinCode) for c in parsed.operatorCodes]
-    reshapes = sum(codes[op.opcodeIndex] == schema.BuiltinOperator.RESHAPE
-                   for op in parsed.subgraphs[0].operators)
+    reshapes = sum(
+        codes[op.opcodeIndex] == schema.BuiltinOperator.RESHAPE for op in parsed.subgraphs[0].operators
+    )
     run = _delegate_run(work, fd_model, fd_input, delegate_lib, "claim = reshape\n", "npu-reshape")
     assert run.code == 0, run.stderr
     doc = run.json()
     nodes = doc["nodes"]
     assert reshapes >= 4 and nodes["delegated"] == reshapes
     (line,) = doc["log"]["delegate_lines"]
-    assert line.endswith(f"{reshapes} nodes delegated out of {FD_OPS} nodes with {nodes['partitions']} "
-                         "partitions.")
+    assert line.endswith(
+        f"{reshapes} nodes delegated out of {FD_OPS} nodes with {nodes['partitions']} partitions."
+    )
     assert nodes["partitions"] >= 1 and nodes["xnnpack_partitions"] >= 2
     assert nodes["delegated"] + nodes["xnnpack_nodes"] == FD_OPS
     for ref, out in zip(_outputs(cpu_run), _outputs(doc), strict=True):

@@ -23,7 +23,10 @@ def oelint(files: list[Path]) -> subprocess.CompletedProcess[str]:
         pytest.fail("oelint-adv is not installed: pip install -e '.[dev]' (pyproject.toml pins it).")
     return subprocess.run(
         [exe, "--quiet", "--relpaths", "--hide", "info", *map(str, files)],
-        cwd=ROOT, text=True, capture_output=True, check=False,
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        check=False,
     )
 
 
@@ -61,7 +64,7 @@ def test_config_sets_release_and_comments_every_suppression() -> None:
     lines = CONFIG.read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("suppress"))
     previous = ""
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith((" ", "\t")):
             break
         entry = line.strip()

@@ -1,5 +1,6 @@
 """Board profiles: every shipped profile validates; each kind of bad profile fails with one sentence
 naming the file and the key."""
+
 from __future__ import annotations
 
 from pathlib import Path

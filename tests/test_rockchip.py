@@ -107,11 +107,11 @@ RK3576_SOC = """
 class Soc:
     name: str
     soc_dtsi: str
-    board_dtb: str          # KERNEL_DEVICETREE of the JeffyCN machine
+    board_dtb: str  # KERNEL_DEVICETREE of the JeffyCN machine
     npu_path: str
     sram_path: str
-    max_bytes: int          # seed 004 §5.7: what the SoC can give to IP blocks
-    expected_bytes: int     # what the fragment gives the NPU
+    max_bytes: int  # seed 004 §5.7: what the SoC can give to IP blocks
+    expected_bytes: int  # what the fragment gives the NPU
 
     @property
     def fragment(self) -> Path:
@@ -119,10 +119,24 @@ class Soc:
 
 
 SOCS = {
-    "rk3588": Soc("rk3588", RK3588_SOC, "rockchip/rk3588-evb1-lp4-v10-linux.dtb", "/npu@fdab0000",
-                  "/sram@ff001000", 956 * 1024, 0xEF000),
-    "rk3576": Soc("rk3576", RK3576_SOC, "rockchip/rk3576-evb1-v10-linux.dtb", "/npu@27700000",
-                  "/sram@3ff88000", 480 * 1024, 0x78000),
+    "rk3588": Soc(
+        "rk3588",
+        RK3588_SOC,
+        "rockchip/rk3588-evb1-lp4-v10-linux.dtb",
+        "/npu@fdab0000",
+        "/sram@ff001000",
+        956 * 1024,
+        0xEF000,
+    ),
+    "rk3576": Soc(
+        "rk3576",
+        RK3576_SOC,
+        "rockchip/rk3576-evb1-v10-linux.dtb",
+        "/npu@27700000",
+        "/sram@3ff88000",
+        480 * 1024,
+        0x78000,
+    ),
 }
 
 
@@ -154,6 +168,7 @@ def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProce
 
 # --- the build's own step: #include the fragment at the end of the board .dts -------------------
 
+
 def shell_function(inc: Path, name: str) -> str:
     """The body of shell function NAME in a BitBake .inc (up to its closing brace)."""
     match = re.search(rf"^{name}\(\) {{\n(.*?)^}}", inc.read_text(), re.S | re.M)
@@ -161,12 +176,18 @@ def shell_function(inc: Path, name: str) -> str:
     return match.group(1)
 
 
-def apply_sram_include(kernel_tree: Path, unpackdir: Path, soc: Soc,
-                       devicetrees: str) -> subprocess.CompletedProcess[str]:
+def apply_sram_include(
+    kernel_tree: Path, unpackdir: Path, soc: Soc, devicetrees: str
+) -> subprocess.CompletedProcess[str]:
     """Run rknpu_sram_include() of linux-rockchip-rknpu.inc with the values BitBake would give it."""
     body = shell_function(KERNEL / "linux-rockchip-rknpu.inc", "rknpu_sram_include")
-    values = {"S": str(kernel_tree), "ARCH": "arm64", "UNPACKDIR": str(unpackdir),
-              "RKNPU_SRAM_DTSI": soc.fragment.name, "KERNEL_DEVICETREE": devicetrees}
+    values = {
+        "S": str(kernel_tree),
+        "ARCH": "arm64",
+        "UNPACKDIR": str(unpackdir),
+        "RKNPU_SRAM_DTSI": soc.fragment.name,
+        "KERNEL_DEVICETREE": devicetrees,
+    }
     body = re.sub(r"\$\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), body)
     script = 'bbfatal() { echo "ERROR: $*" >&2; exit 1; }\nrun() {\n' + body + "}\nrun\n"
     return run("sh", "-c", script)
@@ -190,8 +211,20 @@ def compile_board(tree: Path, soc: Soc, out: Path) -> Path:
     """cpp + dtc, as the kernel's dtc_cpp rule does; fails the test with dtc's own message."""
     board = tree / "arch" / "arm64" / "boot" / "dts" / soc.board_dtb.replace(".dtb", ".dts")
     pre = out.with_suffix(".pre.dts")
-    cpp = run(tool("cpp"), "-nostdinc", "-undef", "-D__DTS__", "-x", "assembler-with-cpp", "-P",
-              "-I", board.parent, "-o", pre, board)
+    cpp = run(
+        tool("cpp"),
+        "-nostdinc",
+        "-undef",
+        "-D__DTS__",
+        "-x",
+        "assembler-with-cpp",
+        "-P",
+        "-I",
+        board.parent,
+        "-o",
+        pre,
+        board,
+    )
     if cpp.returncode:
         raise SramError(f"cpp failed on {board.name}: {cpp.stderr.strip()}")
     dtc = run(tool("dtc"), "-I", "dts", "-O", "dtb", "-o", out, pre)
@@ -201,6 +234,7 @@ def compile_board(tree: Path, soc: Soc, out: Path) -> Path:
 
 
 # --- reading the blob back ------------------------------------------------------------------
+
 
 def fdtget(dtb: Path, *args: str) -> str:
     proc = run(tool("fdtget"), dtb, *args)
@@ -238,30 +272,40 @@ def sram_regions(dtb: Path, sram: str) -> list[Region]:
 def check_npu_sram(dtb: Path, soc: Soc) -> Region:
     """The NPU's SRAM region, after checking every rule; raises SramError naming the broken one."""
     if "rockchip,sram" not in properties(dtb, soc.npu_path):
-        raise SramError(f"{soc.npu_path} has no rockchip,sram: attach the region with "
-                        "rockchip,sram = <&rknpu_sram>.")
+        raise SramError(
+            f"{soc.npu_path} has no rockchip,sram: attach the region with rockchip,sram = <&rknpu_sram>."
+        )
     phandle = cells(dtb, soc.npu_path, "rockchip,sram")[0]
     regions = sram_regions(dtb, soc.sram_path)
-    by_phandle = {cells(dtb, r.path, "phandle")[0]: r for r in regions
-                  if "phandle" in properties(dtb, r.path)}
+    by_phandle = {
+        cells(dtb, r.path, "phandle")[0]: r for r in regions if "phandle" in properties(dtb, r.path)
+    }
     npu = by_phandle.get(phandle)
     if npu is None:
-        raise SramError(f"rockchip,sram of {soc.npu_path} does not point into {soc.sram_path}: "
-                        "declare rknpu_sram as a child of the SoC's mmio-sram node.")
+        raise SramError(
+            f"rockchip,sram of {soc.npu_path} does not point into {soc.sram_path}: "
+            "declare rknpu_sram as a child of the SoC's mmio-sram node."
+        )
     sram_start = cells(dtb, soc.sram_path, "reg")[1]
     sram_size = cells(dtb, soc.sram_path, "reg")[3]
     if npu.start % PAGE or npu.size % PAGE:
-        raise SramError(f"{npu.path} [{npu.start:#x}, {npu.end:#x}) is not 4 KB aligned: start and "
-                        "size must be multiples of 0x1000.")
+        raise SramError(
+            f"{npu.path} [{npu.start:#x}, {npu.end:#x}) is not 4 KB aligned: start and "
+            "size must be multiples of 0x1000."
+        )
     if npu.size > soc.max_bytes:
-        raise SramError(f"{npu.path} is {npu.size:#x} bytes, more than the {soc.max_bytes:#x} that "
-                        f"{soc.name.upper()} can give the NPU: shrink it.")
+        raise SramError(
+            f"{npu.path} is {npu.size:#x} bytes, more than the {soc.max_bytes:#x} that "
+            f"{soc.name.upper()} can give the NPU: shrink it."
+        )
     if npu.start < sram_start or npu.end > sram_start + sram_size:
         raise SramError(f"{npu.path} lies outside {soc.sram_path}: keep it inside the SRAM's reg.")
     for other in regions:
         if other is not npu and other.start < npu.end and npu.start < other.end:
-            raise SramError(f"{npu.path} overlaps {other.path} [{other.start:#x}, {other.end:#x}): "
-                            "remove that user (and its rockchip,sram reference) or split the SRAM.")
+            raise SramError(
+                f"{npu.path} overlaps {other.path} [{other.start:#x}, {other.end:#x}): "
+                "remove that user (and its rockchip,sram reference) or split the SRAM."
+            )
     users = [p for p in walk(dtb) if p != soc.npu_path and "rockchip,sram" in properties(dtb, p)]
     for user in users:
         target = by_phandle.get(cells(dtb, user, "rockchip,sram")[0])
@@ -271,6 +315,7 @@ def check_npu_sram(dtb: Path, soc: Soc) -> Region:
 
 
 # --- SRAM fragments: pass -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("soc", SOCS.values(), ids=lambda s: s.name)
 def test_fragment_gives_the_npu_its_sram_on_the_bsp_tree(soc: Soc, tmp_path: Path) -> None:
@@ -299,24 +344,39 @@ def test_fragment_sizes_match_the_sdk_guide(soc: Soc) -> None:
 
 # --- SRAM fragments: each rule fails when broken ----------------------------------------------
 
+
 def broken(soc: Soc, old: str, new: str) -> str:
     text = soc.fragment.read_text()
     assert old in text, f"{soc.fragment.name} no longer contains {old!r}"
     return text.replace(old, new)
 
 
-@pytest.mark.parametrize(("soc", "old", "new", "message"), [
-    (SOCS["rk3588"], "\t/delete-node/ rkvdec-sram@78000;\n", "",
-     "overlaps /sram@ff001000/rkvdec-sram@78000"),
-    (SOCS["rk3576"], "\t/delete-node/ rkvdec-sram@0;\n", "",
-     "remove that user"),
-    (SOCS["rk3588"], "reg = <0x0 0xef000>;", "reg = <0x0 0xef800>;", "not 4 KB aligned"),
-    (SOCS["rk3588"], "reg = <0x0 0xef000>;", "reg = <0x0 0xf0000>;", "more than the 0xef000"),
-    (SOCS["rk3576"], "reg = <0x0 0x78000>;", "reg = <0x0 0x79000>;", "more than the 0x78000"),
-    (SOCS["rk3576"], "reg = <0x0 0x78000>;", "reg = <0x1000 0x77800>;", "not 4 KB aligned"),
-    (SOCS["rk3588"], "\trockchip,sram = <&rknpu_sram>;\n", "", "has no rockchip,sram"),
-], ids=["rk3588-overlap", "rk3576-overlap", "rk3588-unaligned", "rk3588-too-big", "rk3576-too-big",
-        "rk3576-unaligned", "rk3588-unattached"])
+@pytest.mark.parametrize(
+    ("soc", "old", "new", "message"),
+    [
+        (
+            SOCS["rk3588"],
+            "\t/delete-node/ rkvdec-sram@78000;\n",
+            "",
+            "overlaps /sram@ff001000/rkvdec-sram@78000",
+        ),
+        (SOCS["rk3576"], "\t/delete-node/ rkvdec-sram@0;\n", "", "remove that user"),
+        (SOCS["rk3588"], "reg = <0x0 0xef000>;", "reg = <0x0 0xef800>;", "not 4 KB aligned"),
+        (SOCS["rk3588"], "reg = <0x0 0xef000>;", "reg = <0x0 0xf0000>;", "more than the 0xef000"),
+        (SOCS["rk3576"], "reg = <0x0 0x78000>;", "reg = <0x0 0x79000>;", "more than the 0x78000"),
+        (SOCS["rk3576"], "reg = <0x0 0x78000>;", "reg = <0x1000 0x77800>;", "not 4 KB aligned"),
+        (SOCS["rk3588"], "\trockchip,sram = <&rknpu_sram>;\n", "", "has no rockchip,sram"),
+    ],
+    ids=[
+        "rk3588-overlap",
+        "rk3576-overlap",
+        "rk3588-unaligned",
+        "rk3588-too-big",
+        "rk3576-too-big",
+        "rk3576-unaligned",
+        "rk3588-unattached",
+    ],
+)
 def test_broken_fragment_is_rejected(soc: Soc, old: str, new: str, message: str, tmp_path: Path) -> None:
     tree, unpack = make_kernel_tree(tmp_path, soc, broken(soc, old, new))
     assert apply_sram_include(tree, unpack, soc, soc.board_dtb).returncode == 0
@@ -350,10 +410,12 @@ def test_board_dts_missing_stops_the_build_with_one_sentence(tmp_path: Path) -> 
     assert proc.stderr.strip().splitlines() == [
         f"ERROR: KERNEL_DEVICETREE names rockchip/rk3588-nonexistent.dtb but {tree}/arch/arm64/boot/"
         "dts/rockchip/rk3588-nonexistent.dts does not exist: set KERNEL_DEVICETREE to a board .dtb "
-        "of this kernel."]
+        "of this kernel."
+    ]
 
 
 # --- server and runtime versions --------------------------------------------------------------
+
 
 def fake_binary(path: Path, *strings: str) -> Path:
     path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"\x00".join(s.encode() for s in strings) + b"\x00")
@@ -368,9 +430,11 @@ def version_check(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def server(tmp_path: Path) -> Path:
     # The strings the real rknn_server 2.3.2 (aarch64) carries, including its own
     # `strings | grep "librknnrt version" | awk` command line, which is not a version.
-    return fake_binary(tmp_path / "rknn_server",
-                       "strings %s|grep \"librknnrt version\"|awk -F 'version: ' '{print $2}'",
-                       "rknn_server version: 2.3.2 (1842325 build@2025-03-30T09:54:34)")
+    return fake_binary(
+        tmp_path / "rknn_server",
+        "strings %s|grep \"librknnrt version\"|awk -F 'version: ' '{print $2}'",
+        "rknn_server version: 2.3.2 (1842325 build@2025-03-30T09:54:34)",
+    )
 
 
 def test_matching_server_and_runtime_pass(server: Path, tmp_path: Path) -> None:
@@ -386,7 +450,8 @@ def test_runtime_of_another_release_fails_the_build(server: Path, tmp_path: Path
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
         f"rknn-version-check: {runtime} is librknnrt 2.3.0 but 2.3.2 is expected: take the server "
-        "and the runtime from the same RKNN SDK release."]
+        "and the runtime from the same RKNN SDK release."
+    ]
 
 
 def test_server_of_another_release_fails_the_build(tmp_path: Path) -> None:
@@ -399,7 +464,7 @@ def test_binary_without_a_version_string_fails(tmp_path: Path) -> None:
     lib = fake_binary(tmp_path / "libother.so", "not the runtime")
     proc = version_check("--runtime", lib, "--expect", "2.3.2")
     assert proc.returncode == 1
-    assert "has no \"librknnrt version: X.Y.Z\" string" in proc.stderr
+    assert 'has no "librknnrt version: X.Y.Z" string' in proc.stderr
 
 
 def test_version_check_usage_errors_exit_2() -> None:
@@ -413,6 +478,7 @@ def test_shell_files_are_shellcheck_clean() -> None:
 
 
 # --- recipe facts -----------------------------------------------------------------------------
+
 
 def assignments(path: Path) -> dict[str, str]:
     """Plain `VAR = "value"` lines of a BitBake file (last one wins), enough for pinned facts."""
@@ -432,8 +498,12 @@ def test_one_pinned_source_for_runtime_server_demos_and_lite2() -> None:
     assert "branch=master" in facts["SRC_URI"] and "AUTOREV" not in inc.read_text()
     recipes = sorted(RKNPU2.glob("*.bb"))
     assert {p.name for p in recipes} == {
-        "librknnrt_2.3.2.bb", "rknn-server_2.3.2.bb", "rknn-mobilenet-demo_2.3.2.bb",
-        "rknn-yolov5-demo_2.3.2.bb", "rknn-toolkit-lite2_2.3.2.bb"}
+        "librknnrt_2.3.2.bb",
+        "rknn-server_2.3.2.bb",
+        "rknn-mobilenet-demo_2.3.2.bb",
+        "rknn-yolov5-demo_2.3.2.bb",
+        "rknn-toolkit-lite2_2.3.2.bb",
+    }
     for recipe in recipes:
         text = recipe.read_text()
         assert "SRCREV" not in text, f"{recipe.name} must take its SRCREV from rknn-toolkit2.inc"
@@ -479,16 +549,23 @@ def test_demo_patches_carry_upstream_status_and_sign_off(tmp_path: Path) -> None
 
 def test_lite2_is_skipped_with_a_reason_off_its_wheels() -> None:
     recipe = (RKNPU2 / "rknn-toolkit-lite2_2.3.2.bb").read_text()
-    assert assignments(RKNPU2 / "rknn-toolkit-lite2_2.3.2.bb")["RKNN_LITE2_PYTHONS"] == \
-        "3.7 3.8 3.9 3.10 3.11 3.12"
+    assert (
+        assignments(RKNPU2 / "rknn-toolkit-lite2_2.3.2.bb")["RKNN_LITE2_PYTHONS"]
+        == "3.7 3.8 3.9 3.10 3.11 3.12"
+    )
     assert "raise bb.parse.SkipRecipe(" in recipe and "packages.md5sum | md5sum -c -" in recipe
 
 
 def test_kernel_fragment_enables_the_driver_its_debugfs_and_sram_with_one_memory_backend() -> None:
     lines = set((KERNEL / "files" / "rknpu.cfg").read_text().splitlines())
-    assert {"CONFIG_ROCKCHIP_RKNPU=y", "CONFIG_ROCKCHIP_RKNPU_DEBUG_FS=y", "CONFIG_NO_GKI=y",
-            "CONFIG_ROCKCHIP_RKNPU_SRAM=y", "CONFIG_ROCKCHIP_RKNPU_DRM_GEM=y",
-            "# CONFIG_ROCKCHIP_RKNPU_DMA_HEAP is not set"} <= lines
+    assert {
+        "CONFIG_ROCKCHIP_RKNPU=y",
+        "CONFIG_ROCKCHIP_RKNPU_DEBUG_FS=y",
+        "CONFIG_NO_GKI=y",
+        "CONFIG_ROCKCHIP_RKNPU_SRAM=y",
+        "CONFIG_ROCKCHIP_RKNPU_DRM_GEM=y",
+        "# CONFIG_ROCKCHIP_RKNPU_DMA_HEAP is not set",
+    } <= lines
     rocket = set((KERNEL / "files" / "rocket.cfg").read_text().splitlines())
     assert {"CONFIG_DRM_ACCEL=y", "CONFIG_ROCKCHIP_IOMMU=y", "CONFIG_DRM_ACCEL_ROCKET=m"} <= rocket
 
@@ -497,16 +574,27 @@ def test_kernel_fragment_enables_the_driver_its_debugfs_and_sram_with_one_memory
 
 # Recipe files of each stack that the bbappends here target (read from the layers' trees:
 # poky walnascar d0b46a66, oe-core wrynose ef022bf8, JeffyCN/meta-rockchip walnascar f5acd79b).
-VENDOR_RECIPES = ["linux-rockchip_6.1.bb", "linux-yocto_6.12.bb", "linux-libc-headers_6.1-custom.bb",
-                  "mesa.bb", "packagegroup-npu.bb", "npu-tools_1.0.0.bb"]
-MAINLINE_RECIPES = ["linux-yocto_6.18.bb", "linux-libc-headers_6.18.bb", "mesa.bb",
-                    "packagegroup-npu.bb", "npu-tools_1.0.0.bb"]
+VENDOR_RECIPES = [
+    "linux-rockchip_6.1.bb",
+    "linux-yocto_6.12.bb",
+    "linux-libc-headers_6.1-custom.bb",
+    "mesa.bb",
+    "packagegroup-npu.bb",
+    "npu-tools_1.0.0.bb",
+]
+MAINLINE_RECIPES = [
+    "linux-yocto_6.18.bb",
+    "linux-libc-headers_6.18.bb",
+    "mesa.bb",
+    "packagegroup-npu.bb",
+    "npu-tools_1.0.0.bb",
+]
 
 
 def appends_to(bbappend: str, recipe: str) -> bool:
     """bb.cooker.CookerCollectFiles.get_file_appends: exact name, or '%' matching the rest."""
     base = bbappend.replace(".bbappend", ".bb")
-    return base == recipe or ("%" in base and base.startswith(recipe[:base.index("%")]))
+    return base == recipe or ("%" in base and base.startswith(recipe[: base.index("%")]))
 
 
 @pytest.mark.parametrize("recipes", [VENDOR_RECIPES, MAINLINE_RECIPES], ids=["vendor", "mainline"])
@@ -526,11 +614,15 @@ def test_kernel_dispatch_names_files_that_exist() -> None:
 
 # --- kas entry points ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("entry", "machine", "family"), [
-    ("rk3588-evb.yml", "rockchip-rk3588-evb", "rknpu"),
-    ("rk3576-evb.yml", "rockchip-rk3576-evb", "rknpu"),
-    ("rock-5b.yml", "rock-5b", "rocket"),
-])
+
+@pytest.mark.parametrize(
+    ("entry", "machine", "family"),
+    [
+        ("rk3588-evb.yml", "rockchip-rk3588-evb", "rknpu"),
+        ("rk3576-evb.yml", "rockchip-rk3576-evb", "rknpu"),
+        ("rock-5b.yml", "rock-5b", "rocket"),
+    ],
+)
 def test_kas_entry_selects_machine_and_npu_family(entry: str, machine: str, family: str) -> None:
     merged: dict[str, object] = {}
     conf = ""

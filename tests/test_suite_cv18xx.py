@@ -71,12 +71,27 @@ def npu_run(runner: Path, board: Path, *args: str | Path, log: Path | None = Non
 
 # ------------------------------------------------------------------ the cvi backend
 
-def test_cvi_backend_runs_the_model_and_returns_its_outputs(runner: Path, board: Path, model: Path,
-                                                            image, work: Path) -> None:
+
+def test_cvi_backend_runs_the_model_and_returns_its_outputs(
+    runner: Path, board: Path, model: Path, image, work: Path
+) -> None:
     path, array = image
     out = work / "out-healthy"
-    run = npu_run(runner, board, "--model", model, "--input", path, "--output-dir", out,
-                  "--backend", "cvi", "--runs", "3", "--json")
+    run = npu_run(
+        runner,
+        board,
+        "--model",
+        model,
+        "--input",
+        path,
+        "--output-dir",
+        out,
+        "--backend",
+        "cvi",
+        "--runs",
+        "3",
+        "--json",
+    )
     assert run.code == 0, run.stderr + run.stdout
     doc = run.json()
     validate(doc, "npu-run")
@@ -89,13 +104,26 @@ def test_cvi_backend_runs_the_model_and_returns_its_outputs(runner: Path, board:
     assert len(doc["latency_ms"]) == 1 and doc["latency_ms"][0] >= 0
 
 
-def test_model_for_another_chip_is_refused_before_it_runs(runner: Path, board: Path, image,
-                                                          work: Path) -> None:
+def test_model_for_another_chip_is_refused_before_it_runs(
+    runner: Path, board: Path, image, work: Path
+) -> None:
     wrong = work / "classifier_cv180x.cvimodel"
     wrong.write_bytes(cvimodel("cv180x", [CLASSIFIER_INPUT], [CLASSIFIER_OUTPUT]))
     log = work / "runner-wrong-chip.log"
-    run = npu_run(runner, board, "--model", wrong, "--input", image[0], "--output-dir",
-                  work / "out-wrong", "--backend", "cvi", "--json", log=log)
+    run = npu_run(
+        runner,
+        board,
+        "--model",
+        wrong,
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "out-wrong",
+        "--backend",
+        "cvi",
+        "--json",
+        log=log,
+    )
     assert run.code == 1 and run.stdout == ""
     error = run.stderr
     assert "built for cv180x" in error and "this board is cv181x" in error
@@ -106,17 +134,40 @@ def test_model_for_another_chip_is_refused_before_it_runs(runner: Path, board: P
 def test_version_1_0_header_means_cv183x(runner: Path, board: Path, image, work: Path) -> None:
     old = work / "old.cvimodel"
     old.write_bytes(cvimodel("", [CLASSIFIER_INPUT], [CLASSIFIER_OUTPUT], version=(1, 0)))
-    run = npu_run(runner, board, "--model", old, "--input", image[0], "--output-dir", work / "o10",
-                  "--backend", "cvi", "--json")
+    run = npu_run(
+        runner,
+        board,
+        "--model",
+        old,
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "o10",
+        "--backend",
+        "cvi",
+        "--json",
+    )
     assert run.code == 1 and "built for cv183x" in run.stderr
 
 
-def test_runtime_for_another_chip_is_reported_in_its_words(work: Path, board: Path, model: Path,
-                                                           image) -> None:
+def test_runtime_for_another_chip_is_reported_in_its_words(
+    work: Path, board: Path, model: Path, image
+) -> None:
     # The device tree says cv181x but the installed runtime was built with CHIP=cv180x.
     other = build_model_runner(work, "cv180x")
-    run = npu_run(other, board, "--model", model, "--input", image[0], "--output-dir", work / "o-rt",
-                  "--backend", "cvi", "--json")
+    run = npu_run(
+        other,
+        board,
+        "--model",
+        model,
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "o-rt",
+        "--backend",
+        "cvi",
+        "--json",
+    )
     assert run.code == 1
     assert "built for cv181x and this runtime is for cv180x" in run.stderr
 
@@ -124,24 +175,61 @@ def test_runtime_for_another_chip_is_reported_in_its_words(work: Path, board: Pa
 def test_not_a_cvimodel_is_one_sentence(runner: Path, board: Path, image, work: Path) -> None:
     bogus = work / "model.tflite"
     bogus.write_bytes(b"TFL3" + bytes(60))
-    run = npu_run(runner, board, "--model", bogus, "--input", image[0], "--output-dir", work / "o-b",
-                  "--backend", "cvi", "--json")
+    run = npu_run(
+        runner,
+        board,
+        "--model",
+        bogus,
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "o-b",
+        "--backend",
+        "cvi",
+        "--json",
+    )
     assert_one_sentence_usage_error(run, "not a cvimodel")
 
 
-def test_wrong_number_of_inputs_is_one_sentence(runner: Path, board: Path, model: Path, image,
-                                                work: Path) -> None:
-    run = npu_run(runner, board, "--model", model, "--input", image[0], "--input", image[0],
-                  "--output-dir", work / "o-n", "--backend", "cvi", "--json")
+def test_wrong_number_of_inputs_is_one_sentence(
+    runner: Path, board: Path, model: Path, image, work: Path
+) -> None:
+    run = npu_run(
+        runner,
+        board,
+        "--model",
+        model,
+        "--input",
+        image[0],
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "o-n",
+        "--backend",
+        "cvi",
+        "--json",
+    )
     assert_one_sentence_usage_error(run, "1 input(s)", "2 --input")
 
 
-def test_board_without_cv18xx_device_tree_is_a_failed_run(runner: Path, model: Path, image,
-                                                          work: Path) -> None:
+def test_board_without_cv18xx_device_tree_is_a_failed_run(
+    runner: Path, model: Path, image, work: Path
+) -> None:
     empty = work / "no-dt"
     empty.mkdir(exist_ok=True)
-    run = npu_run(runner, empty, "--model", model, "--input", image[0], "--output-dir", work / "o-dt",
-                  "--backend", "cvi", "--json")
+    run = npu_run(
+        runner,
+        empty,
+        "--model",
+        model,
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "o-dt",
+        "--backend",
+        "cvi",
+        "--json",
+    )
     assert run.code == 1 and "chip family" in run.stderr
 
 
@@ -155,18 +243,27 @@ def test_drifting_model_fails_model_runners_compare(runner: Path, model: Path, i
     golden = reference_outputs([array], [CLASSIFIER_INPUT], [CLASSIFIER_OUTPUT])[0]
     reference = work / "golden_ref.npz"
     np.savez(reference, prob=golden)
-    good = subprocess.run([sys.executable, str(runner), "-i", str(inputs), "-m", str(model), "-r",
-                           str(reference)], capture_output=True, text=True, check=False)
+    good = subprocess.run(
+        [sys.executable, str(runner), "-i", str(inputs), "-m", str(model), "-r", str(reference)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert good.returncode == 0 and "Compare result: 1/1 passed." in good.stdout
     drift = work / "drift.cvimodel"
     drift.write_bytes(cvimodel("cv181x", [CLASSIFIER_INPUT], [CLASSIFIER_OUTPUT], skew=200))
-    bad = subprocess.run([sys.executable, str(runner), "-i", str(inputs), "-m", str(drift), "-r",
-                          str(reference)], capture_output=True, text=True, check=False)
+    bad = subprocess.run(
+        [sys.executable, str(runner), "-i", str(inputs), "-m", str(drift), "-r", str(reference)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert bad.returncode == 1
     assert "Compare Failed." in bad.stdout and "Compare result: 0/1 passed." in bad.stdout
 
 
 # ------------------------------------------------------------------ npu-info's probe
+
 
 def probe(root: Path, board: Cv18xxBoard, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 (FamilyFacts)
     if str(TOOLS_DIR) not in sys.path:
@@ -181,22 +278,27 @@ def probe(root: Path, board: Cv18xxBoard, monkeypatch: pytest.MonkeyPatch):  # n
     return cvitek.probe(ctx)
 
 
-def test_healthy_tree_reports_driver_chip_runtime_and_ion(tmp_path: Path, runner: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_healthy_tree_reports_driver_chip_runtime_and_ion(
+    tmp_path: Path, runner: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     board = Cv18xxBoard()
     facts = probe(board_tree(tmp_path / "b", board, runner), board, monkeypatch)
     assert facts.errors == []
     assert facts.driver["name"] == "cv181x_tpu" and facts.driver["chip"] == "cv181x"
     assert facts.driver["devices"] == ["/dev/cvi-tpu0"] and facts.driver["module_loaded"]
     assert facts.chip_id == "3"
-    assert facts.memory["ion"] == {"heap": "carveout", "size": ION_BYTES,
-                                   "source": "/sys/kernel/debug/ion/cvi_carveout_heap_dump/total_mem"}
+    assert facts.memory["ion"] == {
+        "heap": "carveout",
+        "size": ION_BYTES,
+        "source": "/sys/kernel/debug/ion/cvi_carveout_heap_dump/total_mem",
+    }
     assert facts.runtime["path"] == "/usr/lib/libcviruntime.so"
     assert facts.runtime["model_runner"] == "/usr/bin/model_runner"
 
 
-def test_missing_tpu_device_is_reported(tmp_path: Path, runner: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_tpu_device_is_reported(
+    tmp_path: Path, runner: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     board = Cv18xxBoard(tpu_device=False, modules_loaded=False)
     facts = probe(board_tree(tmp_path / "b", board, runner), board, monkeypatch)
     assert facts.driver["devices"] == []
@@ -204,16 +306,18 @@ def test_missing_tpu_device_is_reported(tmp_path: Path, runner: Path,
     assert any("no CV18xx TPU module is loaded" in e for e in facts.errors)
 
 
-def test_missing_chip_id_line_names_the_base_module(tmp_path: Path, runner: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_chip_id_line_names_the_base_module(
+    tmp_path: Path, runner: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     board = Cv18xxBoard(chip_id=None)
     facts = probe(board_tree(tmp_path / "b", board, runner), board, monkeypatch)
     assert facts.chip_id is None
     assert any("cv181x_base" in e for e in facts.errors)
 
 
-def test_ion_is_read_from_the_device_tree_without_debugfs(tmp_path: Path, runner: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ion_is_read_from_the_device_tree_without_debugfs(
+    tmp_path: Path, runner: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     board = Cv18xxBoard()
     root = board_tree(tmp_path / "b", board, runner)
     (root / "sys/kernel/debug/ion/cvi_carveout_heap_dump/total_mem").unlink()
@@ -223,6 +327,7 @@ def test_ion_is_read_from_the_device_tree_without_debugfs(tmp_path: Path, runner
 
 
 # ------------------------------------------------------------------ check 6 on the facts
+
 
 def ion_verdict(ion: dict | None):  # noqa: ANN201 (CheckResult)
     from npu_accept.checks.registry import run_check
@@ -239,8 +344,9 @@ def test_ion_of_the_overlay_passes() -> None:
     assert verdict.status == "pass", verdict.message
 
 
-def test_ion_too_small_fails_with_the_fix(tmp_path: Path, runner: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ion_too_small_fails_with_the_fix(
+    tmp_path: Path, runner: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The 64 MiB Duo's carveout (26.8 MiB) on a board whose models need 32 MiB.
     board = Cv18xxBoard(ion_bytes=0x1ACD000)
     facts = probe(board_tree(tmp_path / "b", board, runner), board, monkeypatch)

@@ -57,12 +57,27 @@ def npu_run(runtime: Path, *args: str | Path):  # noqa: ANN201 (ToolRun)
     return run_tool("npu-run", *map(str, args), env=env)
 
 
-def test_rknn_backend_runs_the_model_and_returns_raw_outputs(runtime: Path, model: Path, image,
-                                                             work: Path) -> None:
+def test_rknn_backend_runs_the_model_and_returns_raw_outputs(
+    runtime: Path, model: Path, image, work: Path
+) -> None:
     path, array = image
     out = work / "out"
-    result = npu_run(runtime, "--model", model, "--input", path, "--output-dir", out, "--backend", "rknn",
-                     "--runs", "3", "--warmup", "1", "--json")
+    result = npu_run(
+        runtime,
+        "--model",
+        model,
+        "--input",
+        path,
+        "--output-dir",
+        out,
+        "--backend",
+        "rknn",
+        "--runs",
+        "3",
+        "--warmup",
+        "1",
+        "--json",
+    )
     assert result.code == 0, result.stderr
     doc = result.json()
     assert doc["backend"] == "rknn" and doc["bindings"] == "librknnrt 2.3.2 (twin)"
@@ -81,8 +96,9 @@ def test_two_outputs_come_back_in_order(runtime: Path, image, work: Path) -> Non
     outputs = [TwinTensor("boxes", (1, 4, 8), "uint8", fmt=0), TwinTensor("scores", (1, 8), "int8", fmt=0)]
     two = work / "two.rknn"
     two.write_bytes(twin_model([MOBILENET_INPUT], outputs))
-    result = npu_run(runtime, "--model", two, "--input", path, "--output-dir", work / "two",
-                     "--backend", "rknn", "--json")
+    result = npu_run(
+        runtime, "--model", two, "--input", path, "--output-dir", work / "two", "--backend", "rknn", "--json"
+    )
     assert result.code == 0, result.stderr
     want = reference_outputs([array], outputs)
     for entry, expected in zip(result.json()["outputs"], want, strict=True):
@@ -92,46 +108,94 @@ def test_two_outputs_come_back_in_order(runtime: Path, image, work: Path) -> Non
 def test_model_the_runtime_rejects_is_a_failed_run(runtime: Path, image, work: Path) -> None:
     bad = work / "bad.rknn"
     bad.write_bytes(b"not a model")
-    result = npu_run(runtime, "--model", bad, "--input", image[0], "--output-dir", work / "bad",
-                     "--backend", "rknn", "--json")
+    result = npu_run(
+        runtime,
+        "--model",
+        bad,
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "bad",
+        "--backend",
+        "rknn",
+        "--json",
+    )
     assert result.code == 1
     assert result.json()["errors"] == [
         "rknn_init failed with -6 (RKNN_ERR_MODEL_INVALID); see the librknnrt log above and check that "
-        "the model was converted for this SoC and the driver is loaded."]
+        "the model was converted for this SoC and the driver is loaded."
+    ]
 
 
 def test_input_of_the_wrong_shape_is_a_usage_error(runtime: Path, model: Path, work: Path) -> None:
     wrong = work / "wrong.npy"
     np.save(wrong, np.zeros((1, 3, 224, 224), dtype=np.uint8))
-    result = npu_run(runtime, "--model", model, "--input", wrong, "--output-dir", work / "w",
-                     "--backend", "rknn", "--json")
+    result = npu_run(
+        runtime, "--model", model, "--input", wrong, "--output-dir", work / "w", "--backend", "rknn", "--json"
+    )
     assert result.code == 1 or result.code == 2
     text = result.stderr if result.code == 2 else " ".join(result.json()["errors"])
     assert "has shape [1, 3, 224, 224] but model input 'input' needs [1, 224, 224, 3]" in text
 
 
 def test_missing_runtime_is_one_sentence(model: Path, image, work: Path) -> None:
-    result = npu_run(work / "nowhere" / "librknnrt.so", "--model", model, "--input", image[0],
-                     "--output-dir", work / "m", "--backend", "rknn", "--json")
+    result = npu_run(
+        work / "nowhere" / "librknnrt.so",
+        "--model",
+        model,
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "m",
+        "--backend",
+        "rknn",
+        "--json",
+    )
     assert_one_sentence_usage_error(result, "cannot load the RKNN runtime", "install librknnrt")
 
 
 def test_unknown_rknn_option_is_one_sentence(runtime: Path, model: Path, image, work: Path) -> None:
-    result = npu_run(runtime, "--model", model, "--input", image[0], "--output-dir", work / "o",
-                     "--backend", "rknn", "--delegate-option", "turbo=1", "--json")
+    result = npu_run(
+        runtime,
+        "--model",
+        model,
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "o",
+        "--backend",
+        "rknn",
+        "--delegate-option",
+        "turbo=1",
+        "--json",
+    )
     assert_one_sentence_usage_error(result, "unknown rknn option(s) turbo")
 
 
 def test_sram_option_is_accepted(runtime: Path, model: Path, image, work: Path) -> None:
-    result = npu_run(runtime, "--model", model, "--input", image[0], "--output-dir", work / "s",
-                     "--backend", "rknn", "--delegate-option", "sram=1", "--json")
+    result = npu_run(
+        runtime,
+        "--model",
+        model,
+        "--input",
+        image[0],
+        "--output-dir",
+        work / "s",
+        "--backend",
+        "rknn",
+        "--delegate-option",
+        "sram=1",
+        "--json",
+    )
     assert result.code == 0, result.stderr
 
 
 # --- npu-info's RKNPU probe on board trees with faults ----------------------------------------
 
-def board_tree(root: Path, runtime: Path, server: Path, *, driver: str = "0.9.8",
-               sram: int | None = 0xEF000) -> Path:
+
+def board_tree(
+    root: Path, runtime: Path, server: Path, *, driver: str = "0.9.8", sram: int | None = 0xEF000
+) -> Path:
     from twins.boards_rockchip import mm_bitmap
 
     files = {
@@ -169,8 +233,9 @@ def server(work: Path) -> Path:
     return build_server(work)
 
 
-def test_healthy_tree_reports_driver_sram_runtime_and_server(tmp_path: Path, runtime: Path,
-                                                             server: Path) -> None:
+def test_healthy_tree_reports_driver_sram_runtime_and_server(
+    tmp_path: Path, runtime: Path, server: Path
+) -> None:
     facts = probe(board_tree(tmp_path, runtime, server))
     assert facts.driver["version"] == "0.9.8"
     assert facts.driver["version_source"] == "/sys/kernel/debug/rknpu/version"
@@ -188,8 +253,9 @@ def test_missing_sram_is_reported(tmp_path: Path, runtime: Path, server: Path) -
     assert any("the RKNPU has no SRAM" in e for e in facts.errors)
 
 
-def test_server_and_runtime_of_different_releases_are_reported(tmp_path: Path, work: Path,
-                                                               server: Path) -> None:
+def test_server_and_runtime_of_different_releases_are_reported(
+    tmp_path: Path, work: Path, server: Path
+) -> None:
     old = build_runtime(work, "2.3.0")
     facts = probe(board_tree(tmp_path, old, server))
     assert any("rknn_server 2.3.2 and librknnrt 2.3.0 differ" in e for e in facts.errors)
@@ -201,6 +267,7 @@ def test_old_driver_version_is_what_the_probe_reports(tmp_path: Path, runtime: P
 
 
 # --- check 6 for the Rockchip families, on npu-info facts --------------------------------------
+
 
 def sram_verdict(profile_name: str, sram: dict | None):  # noqa: ANN201 (CheckResult)
     from npu_accept.checks.registry import run_check
@@ -214,8 +281,10 @@ def sram_verdict(profile_name: str, sram: dict | None):  # noqa: ANN201 (CheckRe
 
 @pytest.mark.parametrize(("profile", "size"), [("rk3588-evb", 0xEF000), ("rk3576-evb", 0x78000)])
 def test_sram_of_the_fragment_passes(profile: str, size: int) -> None:
-    verdict = sram_verdict(profile, {"present": True, "start": 0xFF001000, "end": 0xFF001000 + size,
-                                     "size": size, "source": "dmesg"})
+    verdict = sram_verdict(
+        profile,
+        {"present": True, "start": 0xFF001000, "end": 0xFF001000 + size, "size": size, "source": "dmesg"},
+    )
     assert verdict.status == "pass", verdict.message
 
 
@@ -239,8 +308,13 @@ def test_rocket_has_no_memory_to_check() -> None:
 
 RK_INFO = {
     "runtime": {"name": "librknnrt", "path": "/usr/lib/librknnrt.so", "version": "2.3.2"},
-    "daemon": {"name": "rknn_server", "path": "/usr/bin/rknn_server", "version": "2.3.2", "running": True,
-               "pids": [41]},
+    "daemon": {
+        "name": "rknn_server",
+        "path": "/usr/bin/rknn_server",
+        "version": "2.3.2",
+        "running": True,
+        "pids": [41],
+    },
     "manifest": {"runtime": {"version": "2.3.2"}},
 }
 
@@ -255,8 +329,9 @@ def runtime_verdict(probe: dict | None, *, restart_check: bool = True, info: dic
     profile = load_profile("rk3588-evb", Path(__file__).resolve().parents[1] / "pytests" / "profiles")
     if not restart_check:
         profile = dataclasses.replace(profile, daemon={**(profile.daemon or {}), "restart_check": False})
-    facts = BoardFacts(target="twin", info=info or RK_INFO,
-                       extra={} if probe is None else {"daemon_restart": probe})
+    facts = BoardFacts(
+        target="twin", info=info or RK_INFO, extra={} if probe is None else {"daemon_restart": probe}
+    )
     return run_check("runtime", facts, profile)
 
 
@@ -269,18 +344,38 @@ def test_shipped_rockchip_profiles_ask_for_the_restart_check() -> None:
 
 
 def test_daemon_restarted_by_its_supervisor_passes() -> None:
-    verdict = runtime_verdict({"name": "rknn_server", "restarted": True, "old_pids": [41],
-                               "new_pids": [57], "waited_s": 0.4, "timeout_s": 10.0, "error": None})
+    verdict = runtime_verdict(
+        {
+            "name": "rknn_server",
+            "restarted": True,
+            "old_pids": [41],
+            "new_pids": [57],
+            "waited_s": 0.4,
+            "timeout_s": 10.0,
+            "error": None,
+        }
+    )
     assert verdict.status == "pass", verdict.message
     assert "rknn_server (PID 41) was killed and its supervisor restarted it as PID 57" in verdict.message
 
 
 def test_daemon_not_restarted_fails_with_the_fix() -> None:
-    verdict = runtime_verdict({"name": "rknn_server", "restarted": False, "old_pids": [41],
-                               "new_pids": [], "waited_s": 10.1, "timeout_s": 10.0, "error": None})
+    verdict = runtime_verdict(
+        {
+            "name": "rknn_server",
+            "restarted": False,
+            "old_pids": [41],
+            "new_pids": [],
+            "waited_s": 10.1,
+            "timeout_s": 10.0,
+            "error": None,
+        }
+    )
     assert verdict.status == "fail" and verdict.cause == "daemon-not-supervised"
-    assert verdict.message == ("rknn_server was killed and not restarted within 10 s: enable "
-                               "rknn-server.service (Restart=on-failure) or its init script.")
+    assert verdict.message == (
+        "rknn_server was killed and not restarted within 10 s: enable "
+        "rknn-server.service (Restart=on-failure) or its init script."
+    )
 
 
 def test_unprobed_daemon_fails_and_unrequested_probe_is_not_needed() -> None:
@@ -289,9 +384,17 @@ def test_unprobed_daemon_fails_and_unrequested_probe_is_not_needed() -> None:
 
 
 def test_probe_that_could_not_kill_fails_naming_why() -> None:
-    verdict = runtime_verdict({"name": "rknn_server", "restarted": False, "old_pids": [41], "new_pids": [],
-                               "waited_s": 0.0, "timeout_s": 10.0,
-                               "error": "kill -9 41 failed with status 1 (Operation not permitted)"})
+    verdict = runtime_verdict(
+        {
+            "name": "rknn_server",
+            "restarted": False,
+            "old_pids": [41],
+            "new_pids": [],
+            "waited_s": 0.0,
+            "timeout_s": 10.0,
+            "error": "kill -9 41 failed with status 1 (Operation not permitted)",
+        }
+    )
     assert verdict.status == "fail" and "Operation not permitted" in verdict.message
 
 
@@ -332,8 +435,11 @@ def suite_runs(twin_factory, tmp_path_factory) -> dict:  # noqa: ANN001
     assets = rockchip_assets(work / "assets")
     model = twin_model([MOBILENET_INPUT], [MOBILENET_OUTPUT])
     profiles = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
-    boards = {"healthy": (HEALTHY_RK3588, "rk3588-evb"), "rk3576": (HEALTHY_RK3576, "rk3576-evb"),
-              **{name: (board, "rk3588-evb") for name, (board, _, _) in FAULTS.items()}}
+    boards = {
+        "healthy": (HEALTHY_RK3588, "rk3588-evb"),
+        "rk3576": (HEALTHY_RK3576, "rk3576-evb"),
+        **{name: (board, "rk3588-evb") for name, (board, _, _) in FAULTS.items()},
+    }
     runs = {}
     for name, (board, profile) in boards.items():
         twin = twin_factory(rockchip_spec(board, assets, model))
@@ -345,8 +451,9 @@ def suite_runs(twin_factory, tmp_path_factory) -> dict:  # noqa: ANN001
 def test_healthy_twin_passes_driver_soc_runtime_and_sram(suite_runs: dict, name: str) -> None:
     run = suite_runs[name]
     results = run.results()
-    assert {check: results[check].status for check in TWIN_CHECKS} == dict.fromkeys(TWIN_CHECKS, "pass"), \
+    assert {check: results[check].status for check in TWIN_CHECKS} == dict.fromkeys(TWIN_CHECKS, "pass"), (
         run.describe()
+    )
     assert "KB of SRAM" in run.message("memory")
     runtime = run.message("runtime")
     assert "was killed and its supervisor restarted it as PID" in runtime, runtime

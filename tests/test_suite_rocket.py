@@ -26,8 +26,10 @@ def suite_runs(twin_factory, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     assets = rocket_assets(work / "assets")
     profile = rocket_twin_profile(work / "profile")
     boards = {"healthy": HEALTHY, **{name: board for name, (board, _, _) in FAULTS.items()}}
-    return {name: run_on_twin(twin_factory(rocket_spec(board, assets)), profile, work / name)
-            for name, board in boards.items()}
+    return {
+        name: run_on_twin(twin_factory(rocket_spec(board, assets)), profile, work / name)
+        for name, board in boards.items()
+    }
 
 
 def test_healthy_twin_passes_every_check_the_profile_does_not_skip(suite_runs: dict[str, SuiteRun]) -> None:

@@ -58,6 +58,7 @@ def _free_port() -> int:
 
 # --- target strings -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -103,6 +104,7 @@ def test_target_str_round_trips() -> None:
 
 
 # --- run ------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("code", [0, 1, 42])
 def test_exit_codes_are_kept(conn: Connection, code: int) -> None:
@@ -203,6 +205,7 @@ def test_one_connection_serves_several_threads(conn: Connection) -> None:
 
 # --- SFTP and temp dirs ---------------------------------------------------------------------------
 
+
 def test_sftp_round_trip_keeps_bytes_and_mode(conn: Connection, tmp_path: Path) -> None:
     remote_dir = conn.make_temp_dir()
     src = tmp_path / "blob.bin"
@@ -253,6 +256,7 @@ def test_temp_dirs_are_removed_at_close(twin_factory: TwinFactory) -> None:
 
 # --- connecting: host keys, keys, unreachable -----------------------------------------------------
 
+
 def test_unknown_host_key_is_rejected_by_default(twin: Twin, tmp_path: Path) -> None:
     known = tmp_path / "known_hosts"
     known.write_text("")
@@ -274,9 +278,23 @@ def test_accept_new_host_key_is_opt_in_and_records_the_key(twin: Twin, tmp_path:
     with Connection.open(twin.target, identity=twin.identity, known_hosts=known) as c:
         assert c.run("true", timeout=10).exit_code == 0
     ssh = subprocess.run(
-        ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={known}",
-         "-i", str(twin.identity), "-p", str(twin.port), "root@127.0.0.1", "echo ssh-ok"],
-        capture_output=True, timeout=30,
+        [
+            "ssh",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            f"UserKnownHostsFile={known}",
+            "-i",
+            str(twin.identity),
+            "-p",
+            str(twin.port),
+            "root@127.0.0.1",
+            "echo ssh-ok",
+        ],
+        capture_output=True,
+        timeout=30,
     )
     assert ssh.stdout == b"ssh-ok\n", ssh.stderr
 
@@ -340,13 +358,18 @@ def test_silent_server_times_out(twin: Twin) -> None:
         port = listener.getsockname()[1]
         start = time.monotonic()
         with pytest.raises(ConnectTimeout) as exc:
-            Connection.open(f"root@127.0.0.1:{port}", identity=twin.identity,
-                            known_hosts=twin.known_hosts, connect_timeout=1)
+            Connection.open(
+                f"root@127.0.0.1:{port}",
+                identity=twin.identity,
+                known_hosts=twin.known_hosts,
+                connect_timeout=1,
+            )
         assert time.monotonic() - start < 6
     assert "SSH handshake" in str(exc.value)
 
 
 # --- reconnect ------------------------------------------------------------------------------------
+
 
 def test_reconnect_after_sshd_restart(twin_factory: TwinFactory) -> None:
     board = twin_factory(TwinSpec(name="reboot"))

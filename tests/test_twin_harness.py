@@ -119,13 +119,13 @@ def test_twin_has_its_own_process_namespace(conn: Connection, twin: Twin) -> Non
 
 
 def test_supervised_daemon_is_restarted_after_being_killed(conn: Connection) -> None:
-    first = _out(conn, "ps -eo pid,args | awk '$2==\"sleep\" && $3==\"3600\" {print $1}'").split()
+    first = _out(conn, 'ps -eo pid,args | awk \'$2=="sleep" && $3=="3600" {print $1}\'').split()
     assert len(first) == 1
     _out(conn, f"kill -9 {first[0]}")
     deadline = time.monotonic() + 5
     again: list[str] = []
     while time.monotonic() < deadline:
-        again = _out(conn, "ps -eo pid,args | awk '$2==\"sleep\" && $3==\"3600\" {print $1}'").split()
+        again = _out(conn, 'ps -eo pid,args | awk \'$2=="sleep" && $3=="3600" {print $1}\'').split()
         if again and again != first:
             break
         time.sleep(0.1)

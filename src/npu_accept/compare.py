@@ -48,8 +48,13 @@ class Verdict:
     thresholds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "sentence": self.sentence, "metrics": self.metrics,
-                "degenerate": self.degenerate, "thresholds": self.thresholds}
+        return {
+            "passed": self.passed,
+            "sentence": self.sentence,
+            "metrics": self.metrics,
+            "degenerate": self.degenerate,
+            "thresholds": self.thresholds,
+        }
 
 
 def dequantize(array: np.ndarray, scale: float = 0.0, zero_point: int = 0) -> np.ndarray:
@@ -153,12 +158,15 @@ def degenerate_reason(out: np.ndarray, ref: np.ndarray | None = None) -> str | N
     ref_spread = float(np.ptp(ref_values)) if ref_ok else None
     ref_varies = ref_spread is None or ref_spread > spread
     if values.size > 1 and spread <= CONSTANT_RTOL * magnitude and ref_varies:
-        return (f"all {values.size} output values are one repeated constant ({values.flat[0]:.4g})"
-                + (" while the reference varies" if ref_spread else ""))
+        return f"all {values.size} output values are one repeated constant ({values.flat[0]:.4g})" + (
+            " while the reference varies" if ref_spread else ""
+        )
     if ref_ok and ref_spread and values.size > 1:
         if float(np.std(values)) < COLLAPSE_RATIO * float(np.std(ref_values)):
-            return (f"the output is near-constant (std {np.std(values):.3g} against the reference's "
-                    f"{np.std(ref_values):.3g})")
+            return (
+                f"the output is near-constant (std {np.std(values):.3g} against the reference's "
+                f"{np.std(ref_values):.3g})"
+            )
     rows = _rows(values)
     if rows is not None:
         ref_rows = _rows(ref_values.reshape(values.shape)) if ref_ok else None
@@ -169,14 +177,16 @@ def degenerate_reason(out: np.ndarray, ref: np.ndarray | None = None) -> str | N
         else:
             collapsed = out_spread <= CONSTANT_RTOL * magnitude
         if collapsed:
-            return (f"all {rows.shape[0]} rows of the output are the same {_fmt_row(rows[0])}"
-                    + (" while the reference rows differ" if ref_rows is not None else ""))
+            return f"all {rows.shape[0]} rows of the output are the same {_fmt_row(rows[0])}" + (
+                " while the reference rows differ" if ref_rows is not None else ""
+            )
     if ref_ok:
         distinct_out = np.unique(values).size
         distinct_ref = np.unique(ref_values).size
         if distinct_out <= FEW_DISTINCT_OUT and distinct_ref >= FEW_DISTINCT_REF:
-            return (f"the output has only {distinct_out} distinct value(s) where the reference has "
-                    f"{distinct_ref}")
+            return (
+                f"the output has only {distinct_out} distinct value(s) where the reference has {distinct_ref}"
+            )
     return None
 
 
@@ -191,23 +201,32 @@ def _quant(quant: QuantParams | None) -> QuantParams:
     return float(quant[0] or 0.0), int(quant[1] or 0)
 
 
-def compare(ref: np.ndarray, out: np.ndarray, thresholds: Mapping[str, Any] | None = None,
-            ref_quant: QuantParams | None = None, out_quant: QuantParams | None = None) -> Verdict:
+def compare(
+    ref: np.ndarray,
+    out: np.ndarray,
+    thresholds: Mapping[str, Any] | None = None,
+    ref_quant: QuantParams | None = None,
+    out_quant: QuantParams | None = None,
+) -> Verdict:
     """Dequantize both tensors, run the degenerate detector, compute the metrics, judge them.
 
     Raises ValueError (one sentence) when the shapes differ.
     """
     limits = thresholds_from_profile(thresholds)
     ref_raw, out_raw = np.asarray(ref), np.asarray(out)
-    if ref_raw.size != out_raw.size or (ref_raw.shape != out_raw.shape
-                                        and np.squeeze(ref_raw).shape != np.squeeze(out_raw).shape):
-        raise ValueError(f"the reference has shape {list(ref_raw.shape)} but the output has "
-                         f"{list(out_raw.shape)}; compare outputs of the same model")
+    if ref_raw.size != out_raw.size or (
+        ref_raw.shape != out_raw.shape and np.squeeze(ref_raw).shape != np.squeeze(out_raw).shape
+    ):
+        raise ValueError(
+            f"the reference has shape {list(ref_raw.shape)} but the output has "
+            f"{list(out_raw.shape)}; compare outputs of the same model"
+        )
     a = dequantize(ref_raw, *_quant(ref_quant)).reshape(-1)
     b = dequantize(out_raw, *_quant(out_quant)).reshape(-1)
     problem = degenerate_reason(b.reshape(out_raw.shape), a.reshape(out_raw.shape))
-    metrics: dict[str, float | None] = {key: None for key in ("cosine", "euclid", "sqnr_db",
-                                                                "top_k_agree", "max_abs")}
+    metrics: dict[str, float | None] = {
+        key: None for key in ("cosine", "euclid", "sqnr_db", "top_k_agree", "max_abs")
+    }
     finite = bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
     if finite:
         metrics.update(
@@ -220,13 +239,16 @@ def compare(ref: np.ndarray, out: np.ndarray, thresholds: Mapping[str, Any] | No
     if problem is not None:
         return Verdict(False, f"the output is degenerate: {problem}.", metrics, problem, limits)
     if not finite:
-        return Verdict(False, "the reference contains NaN or Inf values; regenerate it.", metrics, None,
-                       limits)
+        return Verdict(
+            False, "the reference contains NaN or Inf values; regenerate it.", metrics, None, limits
+        )
     failures = _failures(metrics, limits)
     if failures:
         return Verdict(False, failures[0], metrics, None, limits)
-    sentence = (f"the output matches (cosine {metrics['cosine']:.4f}, euclid {metrics['euclid']:.4f}, "
-                f"SQNR {metrics['sqnr_db']:.1f} dB).")
+    sentence = (
+        f"the output matches (cosine {metrics['cosine']:.4f}, euclid {metrics['euclid']:.4f}, "
+        f"SQNR {metrics['sqnr_db']:.1f} dB)."
+    )
     return Verdict(True, sentence, metrics, None, limits)
 
 
@@ -241,8 +263,10 @@ def _failures(metrics: Mapping[str, float | None], limits: Mapping[str, float]) 
     for key, label, fmt in checks:
         value = metrics.get(key)
         if key in limits and value is not None and value < limits[key]:
-            found.append(f"{label} {fmt.format(value)} is below the threshold {fmt.format(limits[key])} "
-                         "after dequantization.")
+            found.append(
+                f"{label} {fmt.format(value)} is below the threshold {fmt.format(limits[key])} "
+                "after dequantization."
+            )
     max_abs = metrics.get("max_abs")
     if "max_abs" in limits and max_abs is not None and max_abs > limits["max_abs"]:
         found.append(f"max abs error {max_abs:.4g} exceeds the threshold {limits['max_abs']:.4g}.")

@@ -27,9 +27,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="npu-compare", description=(
-        "Compare OUT.npy with REF.npy after dequantization: cosine, euclidean similarity, SQNR, "
-        "top-k agreement, max abs error and a degenerate-output detector."))
+    parser = _Parser(
+        prog="npu-compare",
+        description=(
+            "Compare OUT.npy with REF.npy after dequantization: cosine, euclidean similarity, SQNR, "
+            "top-k agreement, max abs error and a degenerate-output detector."
+        ),
+    )
     parser.add_argument("ref", type=Path, metavar="REF.npy", help="reference output (e.g. CPU)")
     parser.add_argument("out", type=Path, metavar="OUT.npy", help="output to judge (e.g. NPU)")
     parser.add_argument("--scale", type=float, help="quantization scale of integer arrays (both files)")
@@ -83,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         out = load_array(args.out)
         for path, array in ((args.ref, ref), (args.out, out)):
             if np.issubdtype(array.dtype, np.integer) and not args.scale:
-                raise BadInput(f"{path} holds {array.dtype.name} values; give --scale and --zero-point "
-                               "(from npu-run's JSON) so they can be dequantized.")
+                raise BadInput(
+                    f"{path} holds {array.dtype.name} values; give --scale and --zero-point "
+                    "(from npu-run's JSON) so they can be dequantized."
+                )
             if not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
                 raise BadInput(f"{path} holds {array.dtype} values, not numbers; save a numeric array.")
         quant = (args.scale or 0.0, args.zero_point)

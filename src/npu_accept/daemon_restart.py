@@ -43,7 +43,7 @@ def pids_command(name: str) -> str:
     """A POSIX sh command printing the PIDs of live (non-zombie) processes whose comm is NAME."""
     comm = shlex.quote(name[:15])  # the kernel truncates comm to 15 characters
     return (
-        'for d in /proc/[0-9]*; do '
+        "for d in /proc/[0-9]*; do "
         f'[ "$(cat "$d/comm" 2>/dev/null)" = {comm} ] || continue; '
         's=$(cat "$d/stat" 2>/dev/null) || continue; s=${s##*) }; '
         '[ "${s%% *}" = Z ] || echo "${d#/proc/}"; '

@@ -22,29 +22,39 @@ from dataclasses import dataclass, field
 
 VENDOR_LINE = re.compile(
     r"(?P<name>\w+) delegate: (?P<delegated>\d+) nodes delegated out of (?P<total>\d+) nodes"
-    r"(?: with (?P<partitions>\d+) partitions)?")
+    r"(?: with (?P<partitions>\d+) partitions)?"
+)
 TFLITE_LINE = re.compile(
     r"Replacing (?P<delegated>\d+)(?: out of (?P<total>\d+))? node\(s\) with delegate "
     r"\((?P<name>[^)]*)\) node, yielding (?P<partitions>\d+) partitions"
-    r"(?: for subgraph (?P<subgraph>\d+))?")
+    r"(?: for subgraph (?P<subgraph>\d+))?"
+)
 XNNPACK_CREATED = re.compile(r"Created TensorFlow Lite XNNPACK delegate for CPU")
 DELEGATE_VERSION = re.compile(r"(?P<name>\w+) delegate version:\s*(?P<version>[^\s,]+)")
 LOADED_MODEL = re.compile(r"INFO: Loaded model (?P<model>\S+)")
 AVERAGE_TIME = re.compile(r"INFO: average time: (?P<ms>[0-9.]+) ms")
 TENSOR_DUMP = re.compile(
     r"^INFO: (?P<index>\d+): (?P<name>.+), (?P<bytes>\d+), (?P<type>\d+), (?P<scale>[-0-9.e]+), "
-    r"(?P<zero_point>-?\d+)\s*$")
+    r"(?P<zero_point>-?\d+)\s*$"
+)
 RESULT = re.compile(r"^INFO: (?P<score>\d+(?:\.\d+)?): (?P<index>\d+) (?P<label>.*)$")
 NODE_LINE = re.compile(
     r"^Node (?P<index>\d+) Operator "
     r"(?:Builtin Code (?P<code>\d+) (?P<builtin>\w+)|Custom Name (?P<custom>\S+))"
-    r"(?: \((?P<status>not delegated|delegated by node (?P<by>\d+))\))?\s*$")
-EXECUTION_PLAN = re.compile(r"Execution plan as the list of (?P<count>\d+) nodes invoked in-order: "
-                            r"\[(?P<nodes>[0-9, ]*)\]")
-DELEGATE_NODE = re.compile(r"Node (?P<index>\d+) is a (?P<name>\w+) node \([^)]*\), which has delegated "
-                           r"(?P<count>\d+) nodes: \[(?P<nodes>[0-9, -]*)\]")
-COUNT_INFO = re.compile(r"^INFO: (?P<key>tensors size|nodes size|inputs|number of inputs|"
-                        r"number of outputs): (?P<value>\d+)")
+    r"(?: \((?P<status>not delegated|delegated by node (?P<by>\d+))\))?\s*$"
+)
+EXECUTION_PLAN = re.compile(
+    r"Execution plan as the list of (?P<count>\d+) nodes invoked in-order: "
+    r"\[(?P<nodes>[0-9, ]*)\]"
+)
+DELEGATE_NODE = re.compile(
+    r"Node (?P<index>\d+) is a (?P<name>\w+) node \([^)]*\), which has delegated "
+    r"(?P<count>\d+) nodes: \[(?P<nodes>[0-9, -]*)\]"
+)
+COUNT_INFO = re.compile(
+    r"^INFO: (?P<key>tensors size|nodes size|inputs|number of inputs|"
+    r"number of outputs): (?P<value>\d+)"
+)
 NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?|-?nan|-?inf")
 
 
@@ -110,16 +120,30 @@ def parse_delegations(text: str) -> list[Delegation]:
         vendor = VENDOR_LINE.search(line)
         if vendor:
             partitions = vendor.group("partitions")
-            found.append(Delegation(line.strip(), "vendor", vendor.group("name"),
-                                    int(vendor.group("delegated")), int(vendor.group("total")),
-                                    int(partitions) if partitions else None))
+            found.append(
+                Delegation(
+                    line.strip(),
+                    "vendor",
+                    vendor.group("name"),
+                    int(vendor.group("delegated")),
+                    int(vendor.group("total")),
+                    int(partitions) if partitions else None,
+                )
+            )
             continue
         tflite = TFLITE_LINE.search(line)
         if tflite:
             total = tflite.group("total")
-            found.append(Delegation(line.strip(), "tflite", tflite.group("name"),
-                                    int(tflite.group("delegated")), int(total) if total else None,
-                                    int(tflite.group("partitions"))))
+            found.append(
+                Delegation(
+                    line.strip(),
+                    "tflite",
+                    tflite.group("name"),
+                    int(tflite.group("delegated")),
+                    int(total) if total else None,
+                    int(tflite.group("partitions")),
+                )
+            )
     return found
 
 
@@ -141,7 +165,7 @@ def parse_label_image(text: str) -> LabelImageLog:
     for raw in text.splitlines():
         line = raw.strip()
         if "label_image" in line and log.command is None and " -m " in line:
-            log.command = line[line.index("./label_image") if "./label_image" in line else 0:]
+            log.command = line[line.index("./label_image") if "./label_image" in line else 0 :]
         if m := LOADED_MODEL.search(line):
             log.model = m.group("model")
         elif line.startswith("INFO: EXTERNAL delegate created"):
@@ -159,14 +183,28 @@ def parse_label_image(text: str) -> LabelImageLog:
         elif m := COUNT_INFO.search(line):
             log.counts[m.group("key")] = int(m.group("value"))
         elif m := TENSOR_DUMP.match(line):
-            log.tensors.append(TensorDump(int(m.group("index")), m.group("name"), int(m.group("bytes")),
-                                          int(m.group("type")), float(m.group("scale")),
-                                          int(m.group("zero_point"))))
+            log.tensors.append(
+                TensorDump(
+                    int(m.group("index")),
+                    m.group("name"),
+                    int(m.group("bytes")),
+                    int(m.group("type")),
+                    float(m.group("scale")),
+                    int(m.group("zero_point")),
+                )
+            )
         elif m := NODE_LINE.match(line):
             custom = m.group("custom")
             by = m.group("by")
-            log.nodes.append(NodeDump(int(m.group("index")), custom or m.group("builtin"), bool(custom),
-                                      int(by) if by else None, m.group("status")))
+            log.nodes.append(
+                NodeDump(
+                    int(m.group("index")),
+                    custom or m.group("builtin"),
+                    bool(custom),
+                    int(by) if by else None,
+                    m.group("status"),
+                )
+            )
         elif m := EXECUTION_PLAN.search(line):
             log.execution_plan = _int_list(m.group("nodes"))
         elif m := DELEGATE_NODE.search(line):

@@ -608,8 +608,7 @@ def _connect(s: _Settings) -> paramiko.SSHClient:
         if isinstance(e, paramiko.ssh_exception.NoValidConnectionsError):
             reason = "connection refused"
         raise HostUnreachable(
-            f"Cannot reach {t} ({reason}); check that the board is up and its sshd listens on "
-            f"port {t.port}."
+            f"Cannot reach {t} ({reason}); check that the board is up and its sshd listens on port {t.port}."
         ) from None
     transport = client.get_transport()
     if transport is not None:

@@ -40,21 +40,44 @@ class TwinTensor:
     zero_point: int = 0
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "shape": list(self.shape), "fmt": self.fmt, "qscale": self.qscale,
-                "zero_point": self.zero_point}
+        return {
+            "name": self.name,
+            "shape": list(self.shape),
+            "fmt": self.fmt,
+            "qscale": self.qscale,
+            "zero_point": self.zero_point,
+        }
 
 
 CLASSIFIER_INPUT = TwinTensor("input", (1, 3, 32, 32), "i8", qscale=64.0)
 CLASSIFIER_OUTPUT = TwinTensor("prob", (1, 10, 1, 1), "fp32")
 
 
-def cvimodel(chip: str, inputs: list[TwinTensor], outputs: list[TwinTensor], weight: int = 3,
-             skew: int = 0, version: tuple[int, int] = (1, 4)) -> bytes:
+def cvimodel(
+    chip: str,
+    inputs: list[TwinTensor],
+    outputs: list[TwinTensor],
+    weight: int = 3,
+    skew: int = 0,
+    version: tuple[int, int] = (1, 4),
+) -> bytes:
     """A twin .cvimodel: cviruntime's 48-byte MODEL_HEADER, then the stand-in's JSON body."""
-    body = json.dumps({"inputs": [t.to_json() for t in inputs], "outputs": [t.to_json() for t in outputs],
-                       "weight": weight, "skew": skew}).encode()
-    header = (b"CviModel" + struct.pack("<I", len(body)) + bytes(version) + bytes(16)
-              + chip.encode().ljust(16, b"\0") + bytes(2))
+    body = json.dumps(
+        {
+            "inputs": [t.to_json() for t in inputs],
+            "outputs": [t.to_json() for t in outputs],
+            "weight": weight,
+            "skew": skew,
+        }
+    ).encode()
+    header = (
+        b"CviModel"
+        + struct.pack("<I", len(body))
+        + bytes(version)
+        + bytes(16)
+        + chip.encode().ljust(16, b"\0")
+        + bytes(2)
+    )
     assert len(header) == 48
     return header + body
 
@@ -67,8 +90,13 @@ def quantized_input(array: np.ndarray, tensor: TwinTensor) -> np.ndarray:
     return array.astype(FORMATS[tensor.fmt]).reshape(-1)
 
 
-def reference_outputs(arrays: list[np.ndarray], inputs: list[TwinTensor], outputs: list[TwinTensor],
-                      weight: int = 3, skew: int = 0) -> list[np.ndarray]:
+def reference_outputs(
+    arrays: list[np.ndarray],
+    inputs: list[TwinTensor],
+    outputs: list[TwinTensor],
+    weight: int = 3,
+    skew: int = 0,
+) -> list[np.ndarray]:
     """The stand-in's outputs for ARRAYS (forward() of cv18xx/fake_model_runner.py)."""
     first = quantized_input(arrays[0], inputs[0]).astype(np.int64)
     result = []
@@ -151,9 +179,11 @@ def board_tree(root: Path, board: Cv18xxBoard, model_runner: Path) -> Path:
         files["sys/kernel/debug/ion/cvi_carveout_heap_dump/total_mem"] = f"{board.ion_bytes}\n".encode()
     if board.modules_loaded:
         chip = board.chip
-        files["proc/modules"] = (f"{chip}_tpu 53248 0 - Live 0x0000000000000000 (O)\n"
-                                 f"{chip}_base 24576 0 - Live 0x0000000000000000 (O)\n"
-                                 f"{chip}_sys 32768 1 {chip}_base, Live 0x0000000000000000 (O)\n").encode()
+        files["proc/modules"] = (
+            f"{chip}_tpu 53248 0 - Live 0x0000000000000000 (O)\n"
+            f"{chip}_base 24576 0 - Live 0x0000000000000000 (O)\n"
+            f"{chip}_sys 32768 1 {chip}_base, Live 0x0000000000000000 (O)\n"
+        ).encode()
     else:
         files["proc/modules"] = b""
     if board.tpu_device:

@@ -221,20 +221,29 @@ HEALTHY_RK3576 = RockchipBoard(name="rk3576-healthy", soc="rk3576", sram_bytes=0
 
 # Each fault and the one check it must fail, with a phrase of that check's sentence.
 FAULTS: dict[str, tuple[RockchipBoard, str, str]] = {
-    "sram-missing": (RockchipBoard(name="rk3588-no-sram", sram_bytes=None), "memory",
-                     "The NPU has no SRAM"),
-    "server-down": (RockchipBoard(name="rk3588-server-down", server_running=False), "runtime",
-                    "is not running"),
-    "version-mismatch": (RockchipBoard(name="rk3588-mismatch", runtime_matches_server=False), "runtime",
-                         "version"),
-    "server-not-supervised": (RockchipBoard(name="rk3588-unsupervised", server_supervised=False), "runtime",
-                              "rknn_server was killed and not restarted within 10 s: enable "
-                              "rknn-server.service (Restart=on-failure) or its init script."),
+    "sram-missing": (RockchipBoard(name="rk3588-no-sram", sram_bytes=None), "memory", "The NPU has no SRAM"),
+    "server-down": (
+        RockchipBoard(name="rk3588-server-down", server_running=False),
+        "runtime",
+        "is not running",
+    ),
+    "version-mismatch": (
+        RockchipBoard(name="rk3588-mismatch", runtime_matches_server=False),
+        "runtime",
+        "version",
+    ),
+    "server-not-supervised": (
+        RockchipBoard(name="rk3588-unsupervised", server_supervised=False),
+        "runtime",
+        "rknn_server was killed and not restarted within 10 s: enable "
+        "rknn-server.service (Restart=on-failure) or its init script.",
+    ),
     "old-driver": (RockchipBoard(name="rk3588-old-driver", driver_version="0.8.2"), "driver", "0.8.2"),
 }
 
 
 def rockchip_assets(directory: Path) -> RockchipAssets:
     directory.mkdir(parents=True, exist_ok=True)
-    return RockchipAssets(build_runtime(directory), build_server(directory),
-                          build_runtime(directory, "2.3.0"))
+    return RockchipAssets(
+        build_runtime(directory), build_server(directory), build_runtime(directory, "2.3.0")
+    )

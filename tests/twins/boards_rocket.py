@@ -163,13 +163,24 @@ def rocket_twin_profile(directory: Path, runs: int = 10) -> Path:
             "path": f"{MODELS_DIR}/{MODEL_NAME}",
             "reference": f"{MODELS_DIR}/{MODEL_NAME}",
             "inputs": [{"file": photo.name}],
-            "thresholds": {"cosine": 0.99, "euclid": 0.90, "sqnr_db": 20, "top_k": 5, "top_k_agree": 0.8,
-                           "max_abs": 0.05},
+            "thresholds": {
+                "cosine": 0.99,
+                "euclid": 0.90,
+                "sqnr_db": 20,
+                "top_k": 5,
+                "top_k_agree": 0.8,
+                "max_abs": 0.05,
+            },
         }
     ]
     # The fastest run, not p50: twins share the host's CPUs with everything else running on it.
-    data["performance"] = {"runs": runs, "warmup": 2, "min_speedup": 0.2, "regression_tolerance": 1.0,
-                           "statistic": "min"}
+    data["performance"] = {
+        "runs": runs,
+        "warmup": 2,
+        "min_speedup": 0.2,
+        "regression_tolerance": 1.0,
+        "statistic": "min",
+    }
     path = directory / "rock-5b-twin.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path

@@ -42,8 +42,12 @@ def check_cvitek_ion(facts: BoardFacts, profile: Profile) -> CheckResult:
             "ion-size",
             size=size,
         )
-    return passed(CHECK, f"The TPU's ION carveout has {size / MIB:.1f} MiB (at least "
-                         f"{int(expected) / MIB:.1f} MiB), from {ion.get('source')}.", size=size)
+    return passed(
+        CHECK,
+        f"The TPU's ION carveout has {size / MIB:.1f} MiB (at least "
+        f"{int(expected) / MIB:.1f} MiB), from {ion.get('source')}.",
+        size=size,
+    )
 
 
 IMPLEMENTS = {(CHECK, "cvitek-tpu"): check_cvitek_ion}

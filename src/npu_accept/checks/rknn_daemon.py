@@ -40,8 +40,15 @@ def collect_daemon_restart(
     try:
         record = probe_restart(connection, name, timeout).as_dict()
     except CommandTimeout as exc:
-        record = {"name": name, "restarted": False, "old_pids": [], "new_pids": [], "waited_s": 0.0,
-                  "timeout_s": timeout, "error": f"a probe command timed out ({exc})"}
+        record = {
+            "name": name,
+            "restarted": False,
+            "old_pids": [],
+            "new_pids": [],
+            "waited_s": 0.0,
+            "timeout_s": timeout,
+            "error": f"a probe command timed out ({exc})",
+        }
     (artifacts / "daemon-restart.json").write_text(json.dumps(record, indent=2) + "\n")
     return {FACT_KEY: record}
 

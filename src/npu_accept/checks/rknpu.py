@@ -42,8 +42,9 @@ def check_rknpu_sram(facts: BoardFacts, profile: Profile) -> CheckResult:
             size=size,
         )
     where = f" at [{sram['start']:#x}, {sram['end']:#x})" if sram.get("start") is not None else ""
-    return passed(CHECK, f"The NPU owns {size // 1024} KB of SRAM{where}, from {sram.get('source')}.",
-                  size=size)
+    return passed(
+        CHECK, f"The NPU owns {size // 1024} KB of SRAM{where}, from {sram.get('source')}.", size=size
+    )
 
 
 def check_rocket_memory(facts: BoardFacts, profile: Profile) -> CheckResult:

@@ -3,6 +3,7 @@
 After the copy the mapped ranges are read back from the device itself (page cache dropped) and
 checked against the bmap's per-range sha256: a card that silently drops writes fails here.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -42,28 +43,55 @@ def find_bmap(image: Path) -> Path | None:
 
 def build_plan(spec: FlashSpec, info: ImageInfo, request: FlashRequest) -> Plan:
     if request.device is None:
-        raise FlashError("bmaptool needs the card's device: add --device /dev/sdX (npu-flash never guesses "
-                         "one; list disks with `lsblk -d -o NAME,SIZE,RM,TRAN,MODEL`).")
+        raise FlashError(
+            "bmaptool needs the card's device: add --device /dev/sdX (npu-flash never guesses "
+            "one; list disks with `lsblk -d -o NAME,SIZE,RM,TRAN,MODEL`)."
+        )
     disk = check_device(request.device, request.system, request.force)
     plan = Plan("bmaptool")
     if disk.size_bytes is not None and disk.size_bytes < info.size and info.compression is None:
-        raise FlashError(f"{request.device} holds {disk.size_bytes} bytes but the image needs {info.size}; "
-                         "use a bigger card.")
-    plan.notes.append(f"target {request.device} ({disk.name}, "
-                      f"{'removable' if disk.removable else 'forced: not marked removable'})")
+        raise FlashError(
+            f"{request.device} holds {disk.size_bytes} bytes but the image needs {info.size}; "
+            "use a bigger card."
+        )
+    plan.notes.append(
+        f"target {request.device} ({disk.name}, "
+        f"{'removable' if disk.removable else 'forced: not marked removable'})"
+    )
     bmap = find_bmap(info.path)
     if bmap is None and info.compression is None:
         bmap = info.path.with_name(info.path.name + ".bmap")
-        plan.add("no .bmap beside the image: create one (maps the blocks that hold data)",
-                 "bmaptool", "create", "-o", str(bmap), str(info.path))
+        plan.add(
+            "no .bmap beside the image: create one (maps the blocks that hold data)",
+            "bmaptool",
+            "create",
+            "-o",
+            str(bmap),
+            str(info.path),
+        )
     if bmap is None:
-        plan.notes.append(f"no .bmap for the compressed image {info.path.name}: the whole image is written "
-                          "(IMAGE_FSTYPES += \"wic.bmap\" makes the build write one)")
-        plan.add("write the whole image (no block map)", "bmaptool", "copy", "--nobmap",
-                 str(info.path), str(request.device))
+        plan.notes.append(
+            f"no .bmap for the compressed image {info.path.name}: the whole image is written "
+            '(IMAGE_FSTYPES += "wic.bmap" makes the build write one)'
+        )
+        plan.add(
+            "write the whole image (no block map)",
+            "bmaptool",
+            "copy",
+            "--nobmap",
+            str(info.path),
+            str(request.device),
+        )
     else:
-        plan.add("write the mapped blocks, checking each range's sha256",
-                 "bmaptool", "copy", "--bmap", str(bmap), str(info.path), str(request.device))
+        plan.add(
+            "write the mapped blocks, checking each range's sha256",
+            "bmaptool",
+            "copy",
+            "--bmap",
+            str(bmap),
+            str(info.path),
+            str(request.device),
+        )
     return plan
 
 
@@ -87,15 +115,19 @@ def parse_bmap(path: Path) -> BlockMap:
         image_size = int((root.findtext("ImageSize") or "").strip())
         block_size = int((root.findtext("BlockSize") or "").strip())
     except (ET.ParseError, ValueError, OSError):
-        raise FlashError(f"Block map {path} is not a bmaptool 2.x file; delete it so npu-flash "
-                         "creates a new one.") from None
+        raise FlashError(
+            f"Block map {path} is not a bmaptool 2.x file; delete it so npu-flash creates a new one."
+        ) from None
     checksum_type = (root.findtext("ChecksumType") or "").strip()
     ranges = []
     for element in root.iter("Range"):
         text = (element.text or "").strip()
         first, _, last = text.partition("-")
-        ranges.append(BmapRange(int(first), int(last or first),
-                                element.get("chksum") if checksum_type == "sha256" else None))
+        ranges.append(
+            BmapRange(
+                int(first), int(last or first), element.get("chksum") if checksum_type == "sha256" else None
+            )
+        )
     return BlockMap(image_size, block_size, tuple(ranges))
 
 
@@ -124,8 +156,10 @@ def verify_device(bmap_path: Path, device: Path, stream: TextIO) -> int:
                 offset += len(chunk)
                 progress.advance(len(chunk))
             if item.sha256 and digest.hexdigest() != item.sha256:
-                raise FlashError(f"{device} reads back wrong data in blocks {item.first}-{item.last} after "
-                                 "writing; the card or reader drops writes, replace it.")
+                raise FlashError(
+                    f"{device} reads back wrong data in blocks {item.first}-{item.last} after "
+                    "writing; the card or reader drops writes, replace it."
+                )
     finally:
         os.close(fd)
     progress.finish()
@@ -157,8 +191,10 @@ def verify_device_whole(image: Path, compression: str | None, device: Path, stre
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         for data in _decompressed(image, compression):
             if os.pread(fd, len(data), offset) != data:
-                raise FlashError(f"{device} reads back wrong data near byte {offset} after writing; the "
-                                 "card or reader drops writes, replace it.")
+                raise FlashError(
+                    f"{device} reads back wrong data near byte {offset} after writing; the "
+                    "card or reader drops writes, replace it."
+                )
             offset += len(data)
             progress.advance(len(data))
     finally:

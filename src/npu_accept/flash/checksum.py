@@ -1,4 +1,5 @@
 """sha256 of an image, checked against the `.sha256`/`.sha256sum` file written beside it."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,7 +19,7 @@ _HEX64 = re.compile(r"\b([0-9a-fA-F]{64})\b")
 class ChecksumResult:
     path: Path
     sha256: str
-    sidecar: Path | None      # the file the expected digest came from, None when there is none
+    sidecar: Path | None  # the file the expected digest came from, None when there is none
 
 
 def sha256_file(path: Path, stream: TextIO | None = None) -> str:
@@ -49,19 +50,22 @@ def expected_digest(sidecar: Path, image: Path) -> str:
     try:
         text = sidecar.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise FlashError(f"Checksum file {sidecar} cannot be read ({exc.strerror}); "
-                         "fix its permissions.") from None
+        raise FlashError(
+            f"Checksum file {sidecar} cannot be read ({exc.strerror}); fix its permissions."
+        ) from None
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if len(lines) == 1:
         candidates = lines
-    else:   # sha256sum output for several files: take the line naming this image
+    else:  # sha256sum output for several files: take the line naming this image
         candidates = [line for line in lines if Path(line.split()[-1].lstrip("*")).name == image.name]
     for line in candidates:
         match = _HEX64.search(line)
         if match:
             return match.group(1).lower()
-    raise FlashError(f"Checksum file {sidecar} holds no sha256 digest for {image.name}; "
-                     f"regenerate it with `sha256sum {image.name} > {sidecar.name}`.")
+    raise FlashError(
+        f"Checksum file {sidecar} holds no sha256 digest for {image.name}; "
+        f"regenerate it with `sha256sum {image.name} > {sidecar.name}`."
+    )
 
 
 def verify_image(image: Path, stream: TextIO) -> ChecksumResult:
@@ -74,8 +78,10 @@ def verify_image(image: Path, stream: TextIO) -> ChecksumResult:
         return ChecksumResult(image, digest, None)
     want = expected_digest(sidecar, image)
     if want != digest:
-        raise FlashError(f"Image {image} does not match its checksum file {sidecar.name} "
-                         f"(expected {want[:16]}…, got {digest[:16]}…); the file is corrupt or "
-                         "incomplete, copy it again from the build's deploy directory.")
+        raise FlashError(
+            f"Image {image} does not match its checksum file {sidecar.name} "
+            f"(expected {want[:16]}…, got {digest[:16]}…); the file is corrupt or "
+            "incomplete, copy it again from the build's deploy directory."
+        )
     stream.write(f"sha256 matches {sidecar.name}\n")
     return ChecksumResult(image, digest, sidecar)

@@ -1,9 +1,10 @@
 """npu-flash: write an image to a board the way its profile says, safely.
 
-    npu-flash --board PROFILE --image PATH [--device /dev/sdX] [--dry-run] [--force /dev/sdX]
-              [--soc-revision REV | --npu-info FILE | --target USER@HOST[:PORT]]
-              [--boot-container FILE] [--loader FILE] [--profiles-dir DIR]
+npu-flash --board PROFILE --image PATH [--device /dev/sdX] [--dry-run] [--force /dev/sdX]
+          [--soc-revision REV | --npu-info FILE | --target USER@HOST[:PORT]]
+          [--boot-container FILE] [--loader FILE] [--profiles-dir DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,30 +30,41 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="npu-flash",
         description="Write a meta-npu image to a board with the method of its profile "
-                    "(uuu, rkdeveloptool or bmaptool), after checking the image and the target.")
+        "(uuu, rkdeveloptool or bmaptool), after checking the image and the target.",
+    )
     parser.add_argument("--board", required=True, help="board profile name (pytests/profiles) or YAML path")
-    parser.add_argument("--image", required=True, type=Path,
-                        help="the .wic/.img image (optionally compressed)")
-    parser.add_argument("--device", type=Path,
-                        help="block device of the SD card / eMMC reader (bmaptool boards)")
-    parser.add_argument("--force", type=Path, metavar="DEVICE",
-                        help="write to a disk not marked removable; must repeat --device")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="check everything, print the exact commands, write nothing")
+    parser.add_argument(
+        "--image", required=True, type=Path, help="the .wic/.img image (optionally compressed)"
+    )
+    parser.add_argument(
+        "--device", type=Path, help="block device of the SD card / eMMC reader (bmaptool boards)"
+    )
+    parser.add_argument(
+        "--force",
+        type=Path,
+        metavar="DEVICE",
+        help="write to a disk not marked removable; must repeat --device",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="check everything, print the exact commands, write nothing"
+    )
     revision = parser.add_mutually_exclusive_group()
-    revision.add_argument("--soc-revision",
-                          help="the board's silicon revision: sysfs form (2.0) or A0/A1/B0")
-    revision.add_argument("--npu-info", type=Path, metavar="FILE",
-                          help="saved `npu-info --json` of the board")
-    revision.add_argument("--target", metavar="USER@HOST[:PORT]",
-                          help="read the revision from the running board")
+    revision.add_argument("--soc-revision", help="the board's silicon revision: sysfs form (2.0) or A0/A1/B0")
+    revision.add_argument(
+        "--npu-info", type=Path, metavar="FILE", help="saved `npu-info --json` of the board"
+    )
+    revision.add_argument(
+        "--target", metavar="USER@HOST[:PORT]", help="read the revision from the running board"
+    )
     parser.add_argument("--identity", type=Path, help="SSH key for --target")
-    parser.add_argument("--known-hosts", type=Path,
-                        help="known_hosts file for --target (default ~/.ssh/known_hosts)")
+    parser.add_argument(
+        "--known-hosts", type=Path, help="known_hosts file for --target (default ~/.ssh/known_hosts)"
+    )
     parser.add_argument("--boot-container", type=Path, help="i.MX boot container instead of the profile's")
     parser.add_argument("--loader", type=Path, help="Rockchip SPL loader instead of the profile's glob")
-    parser.add_argument("--profiles-dir", type=Path,
-                        help="directory of board profiles (default: pytests/profiles)")
+    parser.add_argument(
+        "--profiles-dir", type=Path, help="directory of board profiles (default: pytests/profiles)"
+    )
     return parser
 
 
@@ -85,8 +97,9 @@ def execute(spec: FlashSpec, request: FlashRequest, plan: Plan, stream: TextIO) 
         bmap = bmaptool.find_bmap(request.image)
         if bmap is not None:
             checked = bmaptool.verify_device(bmap, request.device, stream)
-            stream.write(f"read back {checked} bytes from {request.device}: "
-                         "all mapped ranges match the bmap\n")
+            stream.write(
+                f"read back {checked} bytes from {request.device}: all mapped ranges match the bmap\n"
+            )
         else:
             compression = inspect_image(request.image).compression
             checked = bmaptool.verify_device_whole(request.image, compression, request.device, stream)
@@ -100,9 +113,16 @@ def run(argv: list[str] | None = None, stream: TextIO | None = None, system: Sys
     args = build_parser().parse_args(argv)
     try:
         spec = load_flash_spec(args.board, args.profiles_dir)
-        request = FlashRequest(image=args.image, device=args.device, force=args.force, dry_run=args.dry_run,
-                               soc_revision=_soc_revision(args), boot_container=args.boot_container,
-                               loader=args.loader, system=system or SystemView())
+        request = FlashRequest(
+            image=args.image,
+            device=args.device,
+            force=args.force,
+            dry_run=args.dry_run,
+            soc_revision=_soc_revision(args),
+            boot_container=args.boot_container,
+            loader=args.loader,
+            system=system or SystemView(),
+        )
         plan = prepare(spec, request, stream)
         if args.dry_run:
             plan.print(sys.stdout)

@@ -3,6 +3,7 @@
 Everything is read from sysfs and the mount table through a `SystemView`, so tests can point
 the checks at a faked sysfs tree while the device itself stays a real (loop) block device.
 """
+
 from __future__ import annotations
 
 import errno
@@ -27,10 +28,10 @@ class SystemView:
 @dataclass(frozen=True)
 class BlockDevice:
     path: Path
-    name: str                       # kernel name, e.g. sdb, mmcblk0, loop3
-    devno: tuple[int, int]          # major, minor of the whole disk
+    name: str  # kernel name, e.g. sdb, mmcblk0, loop3
+    devno: tuple[int, int]  # major, minor of the whole disk
     partitions: tuple[tuple[int, int], ...] = field(default=())
-    removable: bool | None = None   # None when sysfs does not say
+    removable: bool | None = None  # None when sysfs does not say
     size_bytes: int | None = None
 
     @property
@@ -65,23 +66,31 @@ def describe(device: Path, view: SystemView) -> BlockDevice:
     try:
         st = os.stat(device)
     except FileNotFoundError:
-        raise FlashError(f"Device {device} does not exist; plug the card in and find its name with "
-                         "`lsblk -d -o NAME,SIZE,RM,TRAN,MODEL`.") from None
+        raise FlashError(
+            f"Device {device} does not exist; plug the card in and find its name with "
+            "`lsblk -d -o NAME,SIZE,RM,TRAN,MODEL`."
+        ) from None
     except OSError as exc:
-        raise FlashError(f"Device {device} cannot be examined ({exc.strerror}); "
-                         "run npu-flash as root.") from None
+        raise FlashError(
+            f"Device {device} cannot be examined ({exc.strerror}); run npu-flash as root."
+        ) from None
     if not stat.S_ISBLK(st.st_mode):
-        raise FlashError(f"{device} is not a block device; give the whole disk, e.g. /dev/sdX or "
-                         "/dev/mmcblkN (see `lsblk -d`).")
+        raise FlashError(
+            f"{device} is not a block device; give the whole disk, e.g. /dev/sdX or "
+            "/dev/mmcblkN (see `lsblk -d`)."
+        )
     devno = (os.major(st.st_rdev), os.minor(st.st_rdev))
     node = _sysfs_node(view, devno)
     if node is None:
-        raise FlashError(f"Device {device} ({devno[0]}:{devno[1]}) is unknown to sysfs at {view.sysfs}; "
-                         "check that it is still attached (`lsblk`).")
+        raise FlashError(
+            f"Device {device} ({devno[0]}:{devno[1]}) is unknown to sysfs at {view.sysfs}; "
+            "check that it is still attached (`lsblk`)."
+        )
     if (node / "partition").exists():
         parent = node.parent.name
-        raise FlashError(f"{device} is a partition of /dev/{parent}; "
-                         f"give the whole disk: --device /dev/{parent}.")
+        raise FlashError(
+            f"{device} is a partition of /dev/{parent}; give the whole disk: --device /dev/{parent}."
+        )
     partitions = []
     for child in sorted(node.iterdir()):
         if (child / "partition").exists():
@@ -148,8 +157,10 @@ def check_device(device: Path, view: SystemView | None = None, force: Path | Non
     """
     view = view or SystemView()
     if force is not None and os.path.realpath(force) != os.path.realpath(device):
-        raise FlashError(f"--force names {force} but --device is {device}; repeat the same disk: "
-                         f"--device {device} --force {device}.")
+        raise FlashError(
+            f"--force names {force} but --device is {device}; repeat the same disk: "
+            f"--device {device} --force {device}."
+        )
     disk = describe(device, view)
     mine = disk.devnos
 
@@ -160,8 +171,10 @@ def check_device(device: Path, view: SystemView | None = None, force: Path | Non
             continue
         fs_dev = (os.major(st.st_dev), os.minor(st.st_dev))
         if _whole_disks_of(fs_dev, view) & mine:
-            raise FlashError(f"{device} holds the running system ({system_path} lives on it); "
-                             "npu-flash never writes to it, pick the card or USB disk instead.")
+            raise FlashError(
+                f"{device} holds the running system ({system_path} lives on it); "
+                "npu-flash never writes to it, pick the card or USB disk instead."
+            )
 
     for source, target in _mount_table(view.mounts):
         number = _rdev(source) if source.startswith("/") else None
@@ -181,10 +194,15 @@ def check_device(device: Path, view: SystemView | None = None, force: Path | Non
     _require_exclusive(device)
 
     if disk.removable is not True and force is None:
-        said = ("does not say it is removable" if disk.removable is None
-                else "is not removable (sysfs removable=0)")
-        raise FlashError(f"{device} {said}, so it may be an internal disk; if you are sure it is the "
-                         f"card, name it twice: --device {device} --force {device}.")
+        said = (
+            "does not say it is removable"
+            if disk.removable is None
+            else "is not removable (sysfs removable=0)"
+        )
+        raise FlashError(
+            f"{device} {said}, so it may be an internal disk; if you are sure it is the "
+            f"card, name it twice: --device {device} --force {device}."
+        )
     return disk
 
 
@@ -194,11 +212,15 @@ def _require_exclusive(device: Path) -> None:
         fd = os.open(device, os.O_RDONLY | os.O_EXCL)
     except OSError as exc:
         if exc.errno == errno.EBUSY:
-            raise FlashError(f"{device} is busy (claimed by a mount, a swap or another program); "
-                             "free it, then try again.") from None
+            raise FlashError(
+                f"{device} is busy (claimed by a mount, a swap or another program); free it, then try again."
+            ) from None
         if exc.errno in (errno.EACCES, errno.EPERM):
-            raise FlashError(f"{device} cannot be opened ({exc.strerror}); run npu-flash as root "
-                             "or add yourself to the disk group.") from None
-        raise FlashError(f"{device} cannot be opened ({exc.strerror}); "
-                         "check that it is still attached.") from None
+            raise FlashError(
+                f"{device} cannot be opened ({exc.strerror}); run npu-flash as root "
+                "or add yourself to the disk group."
+            ) from None
+        raise FlashError(
+            f"{device} cannot be opened ({exc.strerror}); check that it is still attached."
+        ) from None
     os.close(fd)

@@ -1,4 +1,5 @@
 """The error a user of npu-flash can hit: one sentence that names the thing and the fix."""
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """A flashing plan: the exact commands, printed for --dry-run or run one after the other."""
+
 from __future__ import annotations
 
 import shlex
@@ -12,7 +13,7 @@ from npu_accept.flash.errors import FlashError
 INSTALL_HINTS = {
     "uuu": "install it with `apt-get install uuu` or from https://github.com/nxp-imx/mfgtools/releases",
     "rkdeveloptool": "install it with `apt-get install rkdeveloptool` or build "
-                     "https://github.com/rockchip-linux/rkdeveloptool",
+    "https://github.com/rockchip-linux/rkdeveloptool",
     "bmaptool": "install it with `apt-get install bmap-tools`",
 }
 
@@ -48,9 +49,11 @@ class Plan:
             # the tools draw their own progress bars; their output goes straight to the terminal
             result = subprocess.run(step.argv, check=False)
             if result.returncode != 0:
-                raise FlashError(f"`{step.shell()}` failed with exit status {result.returncode} "
-                                 f"({step.why}); "
-                                 "read its output above, fix the cause and run npu-flash again.")
+                raise FlashError(
+                    f"`{step.shell()}` failed with exit status {result.returncode} "
+                    f"({step.why}); "
+                    "read its output above, fix the cause and run npu-flash again."
+                )
 
 
 def require_tool(name: str) -> str:

@@ -1,4 +1,5 @@
 """Progress bars that draw in place on a terminal and stay quiet in logs and CI."""
+
 from __future__ import annotations
 
 import sys

@@ -5,6 +5,7 @@ that silicon revision, rev from `REV=` = meta-freescale's IMX_SOC_REV) into flas
 deploy directory keeps a copy under `imx-boot-tools/`. The container's revision is the one whose
 ELE firmware bytes are embedded in it — a fact about the file, not about its name.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,8 @@ from npu_accept.flash.spec import FlashSpec
 
 @dataclass(frozen=True)
 class RevisionFinding:
-    container_rev: str | None      # A0 / A1 / B0, None when it cannot be told
-    evidence: str                  # the file that told it, or why not
+    container_rev: str | None  # A0 / A1 / B0, None when it cannot be told
+    evidence: str  # the file that told it, or why not
 
 
 def board_revision(spec: FlashSpec, given: str | None) -> str | None:
@@ -39,8 +40,10 @@ def revision_from_npu_info(path: Path) -> str:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise FlashError(f"npu-info output {path} cannot be read as JSON ({exc}); save it with "
-                         "`npu-info --json > FILE` on the board.") from None
+        raise FlashError(
+            f"npu-info output {path} cannot be read as JSON ({exc}); save it with "
+            "`npu-info --json > FILE` on the board."
+        ) from None
     revision = (data.get("soc") or {}).get("revision") if isinstance(data, dict) else None
     if not revision:
         raise FlashError(f"npu-info output {path} has no soc.revision; pass --soc-revision instead.")
@@ -60,8 +63,9 @@ def container_revision(spec: FlashSpec, boot_container: Path) -> RevisionFinding
             blob = firmware.read_bytes()
             if blob and blob in data:
                 return RevisionFinding(rev, f"{firmware.name} is embedded in {boot_container.name}")
-    return RevisionFinding(None, f"none of {', '.join(looked)} beside it "
-                                 f"is embedded in {boot_container.name}")
+    return RevisionFinding(
+        None, f"none of {', '.join(looked)} beside it is embedded in {boot_container.name}"
+    )
 
 
 def check_revision(spec: FlashSpec, boot_container: Path, board_rev: str | None) -> list[str]:
@@ -69,18 +73,26 @@ def check_revision(spec: FlashSpec, boot_container: Path, board_rev: str | None)
     finding = container_revision(spec, boot_container)
     notes = []
     if finding.container_rev:
-        notes.append(f"boot container {boot_container.name} is for silicon {finding.container_rev} "
-                     f"({finding.evidence})")
+        notes.append(
+            f"boot container {boot_container.name} is for silicon {finding.container_rev} "
+            f"({finding.evidence})"
+        )
     if board_rev is None:
-        notes.append("board silicon revision unknown: pass --soc-revision (or --npu-info) to have the "
-                     "boot container checked against it")
+        notes.append(
+            "board silicon revision unknown: pass --soc-revision (or --npu-info) to have the "
+            "boot container checked against it"
+        )
         return notes
     if finding.container_rev is None:
-        raise FlashError(f"Cannot tell which silicon revision {boot_container.name} was built for "
-                         f"({finding.evidence}); copy the deploy directory's imx-boot-tools/ beside it.")
+        raise FlashError(
+            f"Cannot tell which silicon revision {boot_container.name} was built for "
+            f"({finding.evidence}); copy the deploy directory's imx-boot-tools/ beside it."
+        )
     if finding.container_rev != board_rev:
-        raise FlashError(f"The board is i.MX95 {board_rev} but {boot_container.name} was built for "
-                         f"{finding.container_rev}; rebuild imx-boot with IMX_SOC_REV = \"{board_rev}\" "
-                         "in local.conf (the two do not boot each other's silicon).")
+        raise FlashError(
+            f"The board is i.MX95 {board_rev} but {boot_container.name} was built for "
+            f'{finding.container_rev}; rebuild imx-boot with IMX_SOC_REV = "{board_rev}" '
+            "in local.conf (the two do not boot each other's silicon)."
+        )
     notes.append(f"board silicon {board_rev} matches the boot container")
     return notes

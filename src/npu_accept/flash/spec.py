@@ -1,4 +1,5 @@
 """The `flash:` section of a board profile (docs/design.md, "Flashing")."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,11 +19,11 @@ class FlashSpec:
     source: Path
     method: str
     uuu_script: str = "emmc_all"
-    boot_container: str | None = None          # uuu: file beside the image
-    ele_container: str | None = None           # uuu: "imx-boot-tools/mx95{rev}-ahab-container.img"
-    soc_revisions: dict[str, str] = field(default_factory=dict)   # sysfs revision -> A0/A1/B0
-    loader: str | None = None                  # rkdeveloptool: glob beside the image
-    sector: int = 0                            # rkdeveloptool: first LBA of `wl`
+    boot_container: str | None = None  # uuu: file beside the image
+    ele_container: str | None = None  # uuu: "imx-boot-tools/mx95{rev}-ahab-container.img"
+    soc_revisions: dict[str, str] = field(default_factory=dict)  # sysfs revision -> A0/A1/B0
+    loader: str | None = None  # rkdeveloptool: glob beside the image
+    sector: int = 0  # rkdeveloptool: first LBA of `wl`
 
 
 def default_profiles_dir() -> Path:
@@ -43,42 +44,58 @@ def _key(section: dict[str, Any], key: str, kind: type, source: Path, required: 
     value = section.get(key)
     if value is None:
         if required:
-            raise FlashError(f"Board profile {source}: key 'flash.{key}' is missing; add it as "
-                             "docs/design.md 'Flashing' describes.")
+            raise FlashError(
+                f"Board profile {source}: key 'flash.{key}' is missing; add it as "
+                "docs/design.md 'Flashing' describes."
+            )
         return None
     if not isinstance(value, kind):
-        raise FlashError(f"Board profile {source}: key 'flash.{key}' must be a {kind.__name__}; "
-                         "fix it as docs/design.md 'Flashing' describes.")
+        raise FlashError(
+            f"Board profile {source}: key 'flash.{key}' must be a {kind.__name__}; "
+            "fix it as docs/design.md 'Flashing' describes."
+        )
     return value
 
 
 def parse_flash_section(section: Any, board: str, family: str, source: Path) -> FlashSpec:
     if section is None:
-        raise FlashError(f"Board profile {source} has no 'flash:' section, so npu-flash does not know "
-                         "how to write this board; add one as docs/design.md 'Flashing' describes.")
+        raise FlashError(
+            f"Board profile {source} has no 'flash:' section, so npu-flash does not know "
+            "how to write this board; add one as docs/design.md 'Flashing' describes."
+        )
     if not isinstance(section, dict):
-        raise FlashError(f"Board profile {source}: key 'flash' must be a mapping; "
-                         "see docs/design.md 'Flashing'.")
+        raise FlashError(
+            f"Board profile {source}: key 'flash' must be a mapping; see docs/design.md 'Flashing'."
+        )
     known = {"method", "uuu_script", "boot_container", "ele_container", "soc_revisions", "loader", "sector"}
     unknown = sorted(set(section) - known)
     if unknown:
-        raise FlashError(f"Board profile {source}: key 'flash.{unknown[0]}' is unknown; use only "
-                         f"{', '.join(sorted(known))}.")
+        raise FlashError(
+            f"Board profile {source}: key 'flash.{unknown[0]}' is unknown; use only "
+            f"{', '.join(sorted(known))}."
+        )
     method = _key(section, "method", str, source, required=True)
     if method not in METHODS:
-        raise FlashError(f"Board profile {source}: key 'flash.method' is '{method}'; use one of "
-                         f"{', '.join(METHODS)}.")
+        raise FlashError(
+            f"Board profile {source}: key 'flash.method' is '{method}'; use one of {', '.join(METHODS)}."
+        )
     spec = FlashSpec(
-        board=board, family=family, source=source, method=method,
+        board=board,
+        family=family,
+        source=source,
+        method=method,
         uuu_script=_key(section, "uuu_script", str, source) or "emmc_all",
         boot_container=_key(section, "boot_container", str, source, required=method == "uuu"),
         ele_container=_key(section, "ele_container", str, source),
-        soc_revisions={str(k): str(v).upper()
-                       for k, v in (_key(section, "soc_revisions", dict, source) or {}).items()},
+        soc_revisions={
+            str(k): str(v).upper() for k, v in (_key(section, "soc_revisions", dict, source) or {}).items()
+        },
         loader=_key(section, "loader", str, source, required=method == "rkdeveloptool"),
         sector=_key(section, "sector", int, source) or 0,
     )
     if spec.ele_container and "{rev}" not in spec.ele_container:
-        raise FlashError(f"Board profile {source}: key 'flash.ele_container' must contain '{{rev}}' "
-                         "(the lower-case silicon revision, e.g. b0).")
+        raise FlashError(
+            f"Board profile {source}: key 'flash.ele_container' must contain '{{rev}}' "
+            "(the lower-case silicon revision, e.g. b0)."
+        )
     return spec

@@ -1,4 +1,5 @@
 """The one-sentence error of the lab integration."""
+
 from __future__ import annotations
 
 

@@ -4,6 +4,7 @@ labgrid is optional: it is imported only when an environment is given, and its a
 sentence. The environment's top-level `options: {npu_board: PROFILE}` names the board profile,
 so `--lg-env lab/labgrid/imx95-verdin.yaml` can stand alone.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -16,15 +17,15 @@ from npu_accept.lab.errors import LabError
 @dataclass(frozen=True)
 class LabTarget:
     role: str
-    target: str                 # USER@HOST[:PORT] as the suite's --target takes it
-    identity: Path | None       # the SSHDriver keyfile, resolved against the env file
+    target: str  # USER@HOST[:PORT] as the suite's --target takes it
+    identity: Path | None  # the SSHDriver keyfile, resolved against the env file
 
 
 @dataclass(frozen=True)
 class LabEnvironment:
     path: Path
     targets: tuple[LabTarget, ...]
-    board: str | None           # options.npu_board
+    board: str | None  # options.npu_board
 
 
 def _format_target(user: str, address: str, port: int) -> str:
@@ -49,39 +50,50 @@ def load_environment(path: Path) -> LabEnvironment:
         )
         from labgrid.resource import NetworkService
     except ImportError:
-        raise LabError("--lg-env needs labgrid, which is not installed; pip install labgrid==26.0.1 "
-                       "(or use --target USER@HOST).") from None
+        raise LabError(
+            "--lg-env needs labgrid, which is not installed; pip install labgrid==26.0.1 "
+            "(or use --target USER@HOST)."
+        ) from None
     if not path.is_file():
-        raise LabError(f"labgrid environment {path} does not exist; "
-                       "give a file like lab/labgrid/<board>.yaml.")
+        raise LabError(
+            f"labgrid environment {path} does not exist; give a file like lab/labgrid/<board>.yaml."
+        )
     try:
         env = Environment(config_file=str(path))
         roles = list(env.config.get_targets())
     except (NoConfigFoundError, InvalidConfigError) as exc:
-        raise LabError(f"labgrid environment {path} is invalid ({exc}); fix it or export the LG_* "
-                       "variables it uses.") from None
+        raise LabError(
+            f"labgrid environment {path} is invalid ({exc}); fix it or export the LG_* variables it uses."
+        ) from None
     if not roles:
-        raise LabError(f"labgrid environment {path} defines no targets; add targets: main: with a "
-                       "NetworkService resource and an SSHDriver.")
+        raise LabError(
+            f"labgrid environment {path} defines no targets; add targets: main: with a "
+            "NetworkService resource and an SSHDriver."
+        )
     targets = []
     for role in roles:
         try:
             target = env.get_target(role)
             service = target.get_resource(NetworkService, wait_avail=False)
         except NoResourceFoundError:
-            raise LabError(f"labgrid target '{role}' in {path} has no NetworkService resource; add one "
-                           "with the board's address and user.") from None
+            raise LabError(
+                f"labgrid target '{role}' in {path} has no NetworkService resource; add one "
+                "with the board's address and user."
+            ) from None
         except Exception as exc:  # labgrid raises attrs/validation errors of many kinds here
-            raise LabError(f"labgrid target '{role}' in {path} cannot be built ({exc}); fix its "
-                           "resources and drivers.") from None
+            raise LabError(
+                f"labgrid target '{role}' in {path} cannot be built ({exc}); fix its resources and drivers."
+            ) from None
         try:
             driver = target.get_driver(SSHDriver, activate=False)
         except NoDriverFoundError:
-            raise LabError(f"labgrid target '{role}' in {path} has no SSHDriver; add drivers: SSHDriver: "
-                           "{keyfile: …}.") from None
+            raise LabError(
+                f"labgrid target '{role}' in {path} has no SSHDriver; add drivers: SSHDriver: {{keyfile: …}}."
+            ) from None
         except Exception as exc:
-            raise LabError(f"labgrid target '{role}' in {path}: the SSHDriver cannot be built ({exc}); "
-                           "fix its settings.") from None
+            raise LabError(
+                f"labgrid target '{role}' in {path}: the SSHDriver cannot be built ({exc}); fix its settings."
+            ) from None
         keyfile = getattr(driver, "keyfile", "") or ""
         identity = Path(env.config.resolve_path(keyfile)) if keyfile else None
         user = getattr(driver, "username", "") or service.username

@@ -6,6 +6,7 @@
 The board profile's `flash.method` picks the template (uuu -> uuu.yaml.j2, rkdeveloptool and
 bmaptool -> flasher.yaml.j2). A missing variable is one sentence naming it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,9 +45,13 @@ class RenderedJob:
 
 
 def _environment(template_dir: Path) -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir)),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
-                             autoescape=False)  # YAML, not HTML: values are quoted with tojson
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        autoescape=False,
+    )  # YAML, not HTML: values are quoted with tojson
     env.filters["shquote"] = lambda value: shlex.quote(str(value))
     return env
 
@@ -55,27 +60,38 @@ def render_job(spec: FlashSpec, variables: dict[str, str], template_dir: Path = 
     """Render the LAVA job of one board; raises LabError naming a missing variable."""
     missing = [name for name in REQUIRED[spec.method] if not variables.get(name)]
     if missing:
-        raise LabError(f"The LAVA job of {spec.board} needs {', '.join(missing)}; pass "
-                       + " ".join(f"--set {name}=…" for name in missing) + ".")
+        raise LabError(
+            f"The LAVA job of {spec.board} needs {', '.join(missing)}; pass "
+            + " ".join(f"--set {name}=…" for name in missing)
+            + "."
+        )
     image_url = variables["image_url"]
     context: dict[str, Any] = {
-        "board": spec.board, "method": spec.method, "uuu_script": spec.uuu_script,
-        "image_name": image_url.rstrip("/").rsplit("/", 1)[-1], **variables,
+        "board": spec.board,
+        "method": spec.method,
+        "uuu_script": spec.uuu_script,
+        "image_name": image_url.rstrip("/").rsplit("/", 1)[-1],
+        **variables,
     }
     template_name = TEMPLATES[spec.method]
     try:
         text = _environment(template_dir).get_template(template_name).render(context)
     except jinja2.TemplateNotFound as exc:
-        raise LabError(f"LAVA template {exc.name} is missing from {template_dir}; "
-                       "run from a meta-npu checkout.") from None
+        raise LabError(
+            f"LAVA template {exc.name} is missing from {template_dir}; run from a meta-npu checkout."
+        ) from None
     except jinja2.UndefinedError as exc:
-        raise LabError(f"The LAVA template {template_name} needs a value the command did not give "
-                       f"({exc.message}); pass it with --set NAME=VALUE.") from None
+        raise LabError(
+            f"The LAVA template {template_name} needs a value the command did not give "
+            f"({exc.message}); pass it with --set NAME=VALUE."
+        ) from None
     try:
         yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise LabError(f"The rendered LAVA job of {spec.board} is not valid YAML ({exc}); "
-                       f"a value passed with --set breaks {template_name}.") from None
+        raise LabError(
+            f"The rendered LAVA job of {spec.board} is not valid YAML ({exc}); "
+            f"a value passed with --set breaks {template_name}."
+        ) from None
     return RenderedJob(spec.board, spec.method, template_name, text)
 
 
@@ -90,12 +106,18 @@ def _parse_set(items: list[str]) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m npu_accept.lab.lava",
-                                     description="Render the LAVA job definition of a board.")
+    parser = argparse.ArgumentParser(
+        prog="python3 -m npu_accept.lab.lava", description="Render the LAVA job definition of a board."
+    )
     parser.add_argument("--board", required=True, help="board profile name or YAML path")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="template variable (image_url, boot_url, loader_url, target, device_type, "
-                             "suite_image, identity, image_sha256, …)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="template variable (image_url, boot_url, loader_url, target, device_type, "
+        "suite_image, identity, image_sha256, …)",
+    )
     parser.add_argument("--profiles-dir", type=Path, help="directory of board profiles")
     args = parser.parse_args(argv)
     try:

@@ -6,6 +6,7 @@ The collector needs stdout (JSON) and stderr (logs) apart and byte-exact, so eac
 streams go to files on the board and come back with `copyFrom`. Nothing here judges a board:
 the facts go to `npu_accept.checks.registry.run_all`, exactly as in `pytest pytests`.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -54,8 +55,9 @@ class OeqaConnection:
             self._scratch = self.make_temp_dir("npu-oeqa")
         return self._scratch
 
-    def run(self, cmd: str, timeout: float, input: bytes | None = None,
-            env: dict[str, str] | None = None) -> Result:
+    def run(
+        self, cmd: str, timeout: float, input: bytes | None = None, env: dict[str, str] | None = None
+    ) -> Result:
         """Run `cmd` in the board's shell; stdout and stderr come back separately, as bytes."""
         scratch = self._scratch_dir()
         self._count += 1
@@ -74,9 +76,11 @@ class OeqaConnection:
         duration = time.monotonic() - started
         marks = [line for line in output.splitlines() if line.startswith(_STATUS_MARK)]
         if not marks:
-            raise TransportError(f"The oeqa target did not run `{cmd}` (status {status}: "
-                                 f"{output.strip()[-200:]}); check TEST_TARGET_IP and SSH access.")
-        exit_code = int(marks[-1][len(_STATUS_MARK):].strip() or "1")
+            raise TransportError(
+                f"The oeqa target did not run `{cmd}` (status {status}: "
+                f"{output.strip()[-200:]}); check TEST_TARGET_IP and SSH access."
+            )
+        exit_code = int(marks[-1][len(_STATUS_MARK) :].strip() or "1")
         stdout, stderr = self._fetch(out), self._fetch(err)
         self._raw(f"rm -f {shlex.quote(out)} {shlex.quote(err)} {shlex.quote(stdin)}", 30)
         return Result(exit_code=exit_code, stdout=stdout, stderr=stderr, duration=duration)
@@ -142,8 +146,13 @@ class OeqaVerdict:
     results: dict[str, CheckResult]
 
 
-def accept(oeqa_target: OeqaTarget, profile_name: str, artifacts: Path,
-           label: str = "oeqa-target", profile_dir: Path = PROFILE_DIR) -> OeqaVerdict:
+def accept(
+    oeqa_target: OeqaTarget,
+    profile_name: str,
+    artifacts: Path,
+    label: str = "oeqa-target",
+    profile_dir: Path = PROFILE_DIR,
+) -> OeqaVerdict:
     """Examine the board behind an oeqa target and judge the seven checks."""
     try:
         profile = load_profile(profile_name, profile_dir)

@@ -6,6 +6,7 @@ that using it says how to install labgrid. Before the suite's plugin reads its o
 environment's targets become `--target` values, its SSH keyfile `--identity`, and its
 `options: npu_board` the `--board` when none is given.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,11 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     if pluginmanager.has_plugin("labgrid"):
         return
     parser.getgroup("npu-accept").addoption(
-        "--lg-env", dest="lg_env", metavar="ENV.yaml",
-        help="labgrid environment naming the boards (NetworkService + SSHDriver); needs labgrid")
+        "--lg-env",
+        dest="lg_env",
+        metavar="ENV.yaml",
+        help="labgrid environment naming the boards (NetworkService + SSHDriver); needs labgrid",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -39,8 +43,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.option.target = [t.target for t in lab.targets]
     identities = {t.identity for t in lab.targets if t.identity is not None}
     if len(identities) > 1:
-        raise pytest.UsageError(f"labgrid environment {env_file} gives each target its own SSH key; "
-                                "the suite takes one --identity, so use one key for the fleet.")
+        raise pytest.UsageError(
+            f"labgrid environment {env_file} gives each target its own SSH key; "
+            "the suite takes one --identity, so use one key for the fleet."
+        )
     if identities and getattr(config.option, "identity", None) is None:
         config.option.identity = identities.pop()
     if lab.board and not getattr(config.option, "board", None):

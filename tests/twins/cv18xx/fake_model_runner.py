@@ -34,8 +34,14 @@ def fail(statement):
 
 def parse(argv):
     opts = {"-c": "1"}
-    names = {"--input": "-i", "--model": "-m", "--output": "-o", "--count": "-c",
-             "--reference": "-r", "--tolerances": "-t"}
+    names = {
+        "--input": "-i",
+        "--model": "-m",
+        "--output": "-o",
+        "--count": "-c",
+        "--reference": "-r",
+        "--tolerances": "-t",
+    }
     i = 0
     while i < len(argv):
         arg = names.get(argv[i], argv[i])
@@ -68,8 +74,10 @@ def show(model):
     print("Inputs:")
     for i, t in enumerate(model["inputs"]):
         n, c, h, w = t["shape"]
-        print(f"  [{i}] {t['name']} <{n},{c},{h},{w}>,{t['fmt']}, qscale:{t['qscale']:f}, "
-              f"zero_point: {t['zero_point']}")
+        print(
+            f"  [{i}] {t['name']} <{n},{c},{h},{w}>,{t['fmt']}, qscale:{t['qscale']:f}, "
+            f"zero_point: {t['zero_point']}"
+        )
     print("Outputs:")
     for i, t in enumerate(model["outputs"]):
         n, c, h, w = t["shape"]
@@ -148,8 +156,11 @@ def main():
         tolerances = [float(v) for v in opts["-t"].split(",")]
         cos, corr, euc = tolerances
         print(f"Tolerance, cosine:{cos:f}, correlation:{corr:f}, euclidean:{euc:f}")
-    arrays = load_inputs(opts["-i"], model) if "-i" in opts else [
-        np.zeros(int(np.prod(t["shape"])), DTYPES[t["fmt"]]) for t in model["inputs"]]
+    arrays = (
+        load_inputs(opts["-i"], model)
+        if "-i" in opts
+        else [np.zeros(int(np.prod(t["shape"])), DTYPES[t["fmt"]]) for t in model["inputs"]]
+    )
     err = 0
     start = time.perf_counter()
     failed = 0
@@ -160,8 +171,10 @@ def main():
     elapsed_ms = (time.perf_counter() - start) * 1000
     if "--enable-timer" in opts:
         per_run = elapsed_ms / count
-        print(f"Performance result: {count} runs take {elapsed_ms} ms, each run takes {per_run:f} ms, "
-              f"fps {1000 / per_run if per_run else 0:f}")
+        print(
+            f"Performance result: {count} runs take {elapsed_ms} ms, each run takes {per_run:f} ms, "
+            f"fps {1000 / per_run if per_run else 0:f}"
+        )
     elif "-r" in opts:
         print(f"Compare result: {count - failed}/{count} passed.")
         err = 1 if failed else 0

@@ -16,6 +16,7 @@ to the suite's transport): this file holds no check logic. The npu_accept packag
 dependencies (numpy, PyYAML, jsonschema, paramiko) must be importable by the host's python3:
 from this checkout (src/ beside meta-npu/, found automatically) or `pip install` of it.
 """
+
 import sys
 import tempfile
 from pathlib import Path
@@ -28,11 +29,14 @@ if (_SRC / "npu_accept").is_dir() and str(_SRC) not in sys.path:
 
 try:
     from npu_accept.lab.oeqa_bridge import accept
+
     _IMPORT_ERROR = None
 except ImportError as exc:  # the host python3 lacks the suite: every test says so, no traceback
     accept = None
-    _IMPORT_ERROR = (f"The npu_accept package cannot be imported by the host's python3 ({exc}); "
-                     f"run `python3 -m pip install -e {_SRC.parent}` on the build host.")
+    _IMPORT_ERROR = (
+        f"The npu_accept package cannot be imported by the host's python3 ({exc}); "
+        f"run `python3 -m pip install -e {_SRC.parent}` on the build host."
+    )
 
 
 class NpuAcceptanceTest(OERuntimeTestCase):
@@ -48,8 +52,10 @@ class NpuAcceptanceTest(OERuntimeTestCase):
             return
         profile = cls.td.get("NPU_ACCEPT_PROFILE") if cls.td else None
         if not profile:
-            cls.error = ('NPU_ACCEPT_PROFILE is not set; add NPU_ACCEPT_PROFILE = "<board>" (a profile '
-                         'of pytests/profiles, e.g. imx95-verdin) to local.conf.')
+            cls.error = (
+                'NPU_ACCEPT_PROFILE is not set; add NPU_ACCEPT_PROFILE = "<board>" (a profile '
+                "of pytests/profiles, e.g. imx95-verdin) to local.conf."
+            )
             return
         log_dir = cls.td.get("TEST_LOG_DIR") or tempfile.mkdtemp(prefix="npu-oeqa-")
         label = cls.td.get("MACHINE") or "oeqa-target"

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 VENDOR_LINE = re.compile(
     r"(?P<name>\w+) delegate: (?P<delegated>\d+) nodes delegated out of (?P<total>\d+) nodes"
-    r" with (?P<partitions>\d+) partitions")
+    r" with (?P<partitions>\d+) partitions"
+)
 TFLITE_LINE = re.compile(
     r"Replacing (?P<delegated>\d+)(?: out of (?P<total>\d+))? node\(s\) with delegate "
-    r"\((?P<name>[^)]*)\) node, yielding (?P<partitions>\d+) partitions")
+    r"\((?P<name>[^)]*)\) node, yielding (?P<partitions>\d+) partitions"
+)
 XNNPACK_CREATED = re.compile(r"Created TensorFlow Lite XNNPACK delegate for CPU")
 DELEGATE_VERSION = re.compile(r"[Dd]elegate version:\s*(?P<version>[^\s,]+)")
 
@@ -40,13 +42,15 @@ def delegation_lines(text: str) -> list[DelegationLine]:
             match = regex.search(line)
             if match:
                 total = match.group("total")
-                found.append(DelegationLine(
-                    text=line.strip(),
-                    name=match.group("name"),
-                    delegated=int(match.group("delegated")),
-                    total=int(total) if total is not None else None,
-                    partitions=int(match.group("partitions")),
-                ))
+                found.append(
+                    DelegationLine(
+                        text=line.strip(),
+                        name=match.group("name"),
+                        delegated=int(match.group("delegated")),
+                        total=int(total) if total is not None else None,
+                        partitions=int(match.group("partitions")),
+                    )
+                )
                 break
     return found
 

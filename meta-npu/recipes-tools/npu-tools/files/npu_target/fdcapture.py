@@ -27,8 +27,9 @@ class StderrCapture:
         os.dup2(self._tmp.fileno(), 2)
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         sys.stderr.flush()
         os.dup2(self._saved_fd, 2)
         os.close(self._saved_fd)

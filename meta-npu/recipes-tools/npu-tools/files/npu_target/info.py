@@ -20,8 +20,12 @@ def build_parser() -> SentenceParser:
     parser = SentenceParser(prog="npu-info", description="Report the NPU driver, runtime and SoC facts.")
     parser.add_argument("--json", action="store_true", help="print the npu-info/1 JSON object")
     parser.add_argument("--family", choices=FAMILIES, help="skip detection and probe this family")
-    parser.add_argument("--root", type=Path, default=Path("/"),
-                        help="read sysfs/procfs/device tree under this directory (a copied tree)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path("/"),
+        help="read sysfs/procfs/device tree under this directory (a copied tree)",
+    )
     return parser
 
 
@@ -33,8 +37,10 @@ def collect(ctx: ProbeContext, family: str | None = None) -> dict[str, Any]:
     facts = probe_family(ctx, family) if family != "none" else FamilyFacts()
     if family == "none":
         errors.extend(detection_errors)
-        errors.append("no NPU detected (no neutron, rknpu, rocket or cvi-tpu driver, device or "
-                      "device-tree node); this board runs models on the CPU only.")
+        errors.append(
+            "no NPU detected (no neutron, rknpu, rocket or cvi-tpu driver, device or "
+            "device-tree node); this board runs models on the CPU only."
+        )
     errors.extend(facts.errors)
     soc = read_soc(ctx)
     soc["chip_id"] = facts.chip_id
@@ -42,8 +48,10 @@ def collect(ctx: ProbeContext, family: str | None = None) -> dict[str, Any]:
     if kernel is None:
         errors.append("/proc/sys/kernel/osrelease is unreadable; mount procfs.")
     if soc["soc_id"] is None:
-        errors.append("/sys/devices/soc0/soc_id is missing; the SoC driver (CONFIG_SOC_IMX9 or the "
-                      "vendor's soc info driver) is not enabled.")
+        errors.append(
+            "/sys/devices/soc0/soc_id is missing; the SoC driver (CONFIG_SOC_IMX9 or the "
+            "vendor's soc info driver) is not enabled."
+        )
     return {
         "schema": SCHEMA,
         "tool_version": TOOL_VERSION,

@@ -20,18 +20,30 @@ STDERR_TAIL_CHARS = 4000
 def build_parser() -> SentenceParser:
     parser = SentenceParser(prog="npu-run", description="Run a model on an NPU backend or the CPU.")
     parser.add_argument("--model", required=True, type=Path, help="model file (.tflite, .rknn, .cvimodel)")
-    parser.add_argument("--input", action="append", default=[], type=Path, metavar="IN.npy",
-                        help="one .npy per model input, in order (repeat)")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="IN.npy",
+        help="one .npy per model input, in order (repeat)",
+    )
     parser.add_argument("--output-dir", required=True, type=Path, help="where out<i>.npy are written")
     parser.add_argument("--backend", required=True, choices=sorted(BACKEND_MODULES))
     parser.add_argument("--delegate", type=Path, help="external TFLite delegate library")
-    parser.add_argument("--delegate-option", action="append", default=[], metavar="K=V",
-                        help="option passed to the delegate (repeat)")
+    parser.add_argument(
+        "--delegate-option",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="option passed to the delegate (repeat)",
+    )
     parser.add_argument("--runs", type=int, default=1, help="timed invocations (default 1)")
     parser.add_argument("--warmup", type=int, default=0, help="untimed invocations first (default 0)")
     parser.add_argument("--threads", type=int, help="CPU threads of the interpreter")
-    parser.add_argument("--no-xnnpack", action="store_true",
-                        help="do not apply TFLite's default XNNPACK delegate")
+    parser.add_argument(
+        "--no-xnnpack", action="store_true", help="do not apply TFLite's default XNNPACK delegate"
+    )
     parser.add_argument("--json", action="store_true", help="print the npu-run/1 JSON object")
     return parser
 
@@ -41,8 +53,10 @@ def parse_options(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise UsageError(f"--delegate-option '{pair}' is not KEY=VALUE; write it as e.g. "
-                             "--delegate-option target=imx95.")
+            raise UsageError(
+                f"--delegate-option '{pair}' is not KEY=VALUE; write it as e.g. "
+                "--delegate-option target=imx95."
+            )
         options[key] = value
     return options
 
@@ -106,8 +120,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"npu-run: {failure}", file=sys.stderr)
         return EXIT_FAILED
     except Exception as exc:  # one sentence, never a traceback, whatever a backend hit
-        print(f"npu-run: the run failed unexpectedly ({type(exc).__name__}: "
-              f"{str(exc).strip()[:300]}); report this with the command line.", file=sys.stderr)
+        print(
+            f"npu-run: the run failed unexpectedly ({type(exc).__name__}: "
+            f"{str(exc).strip()[:300]}); report this with the command line.",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     doc = to_json(request, result)
     if not emit(json.dumps(doc, indent=1) if args.json else human(doc)):

@@ -78,7 +78,7 @@ class _Buffer:
             return None
         vec = self.indirect(pos)
         length = self.u32(vec)
-        return self.data[vec + 4: vec + 4 + length].decode("utf-8", "replace")
+        return self.data[vec + 4 : vec + 4 + length].decode("utf-8", "replace")
 
     def scalar(self, table: int, field_id: int, kind: str, default: int) -> int:
         pos = self.field_pos(table, field_id)
@@ -92,11 +92,13 @@ def read_model(path: Path) -> ModelSummary:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise UsageError(f"cannot read model {path} ({exc.strerror}); "
-                         "give an existing .tflite file.") from None
+        raise UsageError(
+            f"cannot read model {path} ({exc.strerror}); give an existing .tflite file."
+        ) from None
     if len(data) < 8 or data[4:8] != FILE_IDENTIFIER:
-        raise UsageError(f"{path} is not a TFLite model (no 'TFL3' flatbuffer identifier); "
-                         "give a .tflite file.")
+        raise UsageError(
+            f"{path} is not a TFLite model (no 'TFL3' flatbuffer identifier); give a .tflite file."
+        )
     buf = _Buffer(data)
     try:
         model = buf.indirect(0)

@@ -123,8 +123,9 @@ def load_backend(name: str) -> RunFunction:
         ) from None
     run = getattr(module, "run", None)
     if run is None:
-        raise UsageError(f"backend module npu_target/backends/{module_name}.py defines no run(); "
-                         "reinstall npu-tools.")
+        raise UsageError(
+            f"backend module npu_target/backends/{module_name}.py defines no run(); reinstall npu-tools."
+        )
     return run
 
 
@@ -139,6 +140,7 @@ def load_inputs(paths: list[Path]) -> list[Any]:
         except FileNotFoundError:
             raise UsageError(f"input file {path} does not exist; give an existing .npy file.") from None
         except (OSError, ValueError) as exc:
-            raise UsageError(f"input file {path} is not a readable .npy array ({exc}); "
-                             "save it with numpy.save.") from None
+            raise UsageError(
+                f"input file {path} is not a readable .npy array ({exc}); save it with numpy.save."
+            ) from None
     return arrays

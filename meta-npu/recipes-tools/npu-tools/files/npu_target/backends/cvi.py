@@ -42,10 +42,20 @@ RUN_TIMEOUT_S = 600
 TAIL_CHARS = 2000
 
 # model_runner's formatToStr() -> numpy dtype of the tensor as stored.
-FORMATS = {"fp32": "float32", "i32": "int32", "u32": "uint32", "bf16": "uint16", "i16": "int16",
-           "u16": "uint16", "i8": "int8", "u8": "uint8"}
-TENSOR_LINE = re.compile(r"^\s*\[(\d+)\]\s+(\S+)\s+<(\d+),(\d+),(\d+),(\d+)>,(\w+)"
-                         r"(?:,\s*qscale:([-\d.eE+]+),\s*zero_point:\s*(-?\d+))?")
+FORMATS = {
+    "fp32": "float32",
+    "i32": "int32",
+    "u32": "uint32",
+    "bf16": "uint16",
+    "i16": "int16",
+    "u16": "uint16",
+    "i8": "int8",
+    "u8": "uint8",
+}
+TENSOR_LINE = re.compile(
+    r"^\s*\[(\d+)\]\s+(\S+)\s+<(\d+),(\d+),(\d+),(\d+)>,(\w+)"
+    r"(?:,\s*qscale:([-\d.eE+]+),\s*zero_point:\s*(-?\d+))?"
+)
 PERFORMANCE = re.compile(r"each run takes ([\d.]+) ms")
 
 
@@ -72,12 +82,14 @@ def read_header(path: Path) -> ModelHeader:
     except OSError as exc:
         raise UsageError(f"cannot read model {path} ({exc.strerror}); check the path.") from None
     if len(head) < HEADER_SIZE or not head.startswith(MAGIC):
-        raise UsageError(f"{path} is not a cvimodel (no 'CviModel' header); compile the model with "
-                         "TPU-MLIR model_deploy for this board's chip family.")
+        raise UsageError(
+            f"{path} is not a cvimodel (no 'CviModel' header); compile the model with "
+            "TPU-MLIR model_deploy for this board's chip family."
+        )
     major, minor = head[12], head[13]
     if (major, minor) == (1, 0):
         return ModelHeader((1, 0), "cv183x")
-    chip = head[CHIP_OFFSET:CHIP_OFFSET + CHIP_SIZE].split(b"\x00")[0].decode("ascii", "replace")
+    chip = head[CHIP_OFFSET : CHIP_OFFSET + CHIP_SIZE].split(b"\x00")[0].decode("ascii", "replace")
     return ModelHeader((major, minor), chip)
 
 
@@ -96,25 +108,32 @@ def board_chip(root: Path = Path("/")) -> str | None:
 
 def check_chip(model: Path, header: ModelHeader, board: str | None) -> None:
     if board is None:
-        raise RunFailure("cannot tell this board's CV18xx chip family (no cvitek,cv18xx in the device "
-                         "tree's root compatible); boot it with the vendor device tree.")
+        raise RunFailure(
+            "cannot tell this board's CV18xx chip family (no cvitek,cv18xx in the device "
+            "tree's root compatible); boot it with the vendor device tree."
+        )
     if header.chip != board:
-        raise RunFailure(f"{model.name} is a cvimodel built for {header.chip}, but this board is "
-                         f"{board}: it cannot run here; compile it again with TPU-MLIR model_deploy "
-                         f"--processor {board}.")
+        raise RunFailure(
+            f"{model.name} is a cvimodel built for {header.chip}, but this board is "
+            f"{board}: it cannot run here; compile it again with TPU-MLIR model_deploy "
+            f"--processor {board}."
+        )
 
 
 def find_model_runner() -> str:
     override = os.environ.get("NPU_RUN_MODEL_RUNNER")
     if override:
         if not os.access(override, os.X_OK):
-            raise UsageError(f"NPU_RUN_MODEL_RUNNER={override} is not an executable; point it at "
-                             "model_runner or unset it.")
+            raise UsageError(
+                f"NPU_RUN_MODEL_RUNNER={override} is not an executable; point it at model_runner or unset it."
+            )
         return override
     found = shutil.which("model_runner") or next((p for p in MODEL_RUNNERS if os.access(p, os.X_OK)), None)
     if found is None:
-        raise RunFailure("model_runner is not installed (not on PATH, /usr/bin or /mnt/system/usr/bin); "
-                         "install cviruntime-tools.")
+        raise RunFailure(
+            "model_runner is not installed (not on PATH, /usr/bin or /mnt/system/usr/bin); "
+            "install cviruntime-tools."
+        )
     return found
 
 
@@ -132,11 +151,15 @@ def parse_tensors(stdout: str) -> tuple[list[TensorSpec], list[TensorSpec]]:
             continue
         m = TENSOR_LINE.match(line)
         if m:
-            current.append(TensorSpec(
-                name=m.group(2), shape=[int(m.group(i)) for i in range(3, 7)],
-                dtype=FORMATS.get(m.group(7), m.group(7)),
-                qscale=float(m.group(8)) if m.group(8) else 0.0,
-                zero_point=int(m.group(9)) if m.group(9) else 0))
+            current.append(
+                TensorSpec(
+                    name=m.group(2),
+                    shape=[int(m.group(i)) for i in range(3, 7)],
+                    dtype=FORMATS.get(m.group(7), m.group(7)),
+                    qscale=float(m.group(8)) if m.group(8) else 0.0,
+                    zero_point=int(m.group(9)) if m.group(9) else 0,
+                )
+            )
     return inputs, outputs
 
 
@@ -144,24 +167,29 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
-        raise RunFailure(f"model_runner did not finish within {RUN_TIMEOUT_S} s; the TPU may be hung "
-                         "(see dmesg).") from None
+        raise RunFailure(
+            f"model_runner did not finish within {RUN_TIMEOUT_S} s; the TPU may be hung (see dmesg)."
+        ) from None
 
 
 def _failure(proc: subprocess.CompletedProcess[str], what: str) -> RunFailure:
     log = (proc.stdout + proc.stderr).strip()
     chip = re.search(r"cvimodel built for (\S+) CANNOT run on platform (\S+)", log)
     if chip:
-        return RunFailure(f"the runtime refused the model: it is built for {chip.group(1)} and this "
-                          f"runtime is for {chip.group(2)}; compile it with --processor {chip.group(2)}.")
+        return RunFailure(
+            f"the runtime refused the model: it is built for {chip.group(1)} and this "
+            f"runtime is for {chip.group(2)}; compile it with --processor {chip.group(2)}."
+        )
     last = log.splitlines()[-1] if log else "no output"
     return RunFailure(f"model_runner failed to {what} (exit {proc.returncode}): {last}")
 
 
 def _pack_inputs(request: RunRequest, specs: list[TensorSpec], path: Path) -> list[TensorInfo]:
     if len(request.inputs) != len(specs):
-        raise UsageError(f"the model has {len(specs)} input(s) but {len(request.inputs)} --input file(s) "
-                         "were given; pass one .npy per input, in the model's order.")
+        raise UsageError(
+            f"the model has {len(specs)} input(s) but {len(request.inputs)} --input file(s) "
+            "were given; pass one .npy per input, in the model's order."
+        )
     arrays: dict[str, np.ndarray] = {}
     infos = []
     for index, spec in enumerate(specs):
@@ -172,11 +200,21 @@ def _pack_inputs(request: RunRequest, specs: list[TensorSpec], path: Path) -> li
             message = f"input {file} is not a readable .npy file ({exc}); save it with numpy.save."
             raise UsageError(message) from None
         if array.size != int(np.prod(spec.shape)):
-            raise UsageError(f"input {file} has {array.size} values but model input {spec.name} takes "
-                             f"{int(np.prod(spec.shape))} (shape {spec.shape}); reshape or resize it.")
+            raise UsageError(
+                f"input {file} has {array.size} values but model input {spec.name} takes "
+                f"{int(np.prod(spec.shape))} (shape {spec.shape}); reshape or resize it."
+            )
         arrays[spec.name] = array
-        infos.append(TensorInfo(file=file.name, name=spec.name, dtype=str(array.dtype),
-                                shape=list(array.shape), scale=spec.qscale, zero_point=spec.zero_point))
+        infos.append(
+            TensorInfo(
+                file=file.name,
+                name=spec.name,
+                dtype=str(array.dtype),
+                shape=list(array.shape),
+                scale=spec.qscale,
+                zero_point=spec.zero_point,
+            )
+        )
     np.savez(path, **arrays)
     return infos
 
@@ -215,14 +253,27 @@ def run(request: RunRequest) -> RunResult:
                 array = results[spec.name]
                 out_file = request.output_dir / f"out{i}.npy"
                 np.save(out_file, array)
-                outputs.append(TensorInfo(file=out_file.name, name=spec.name, dtype=str(array.dtype),
-                                          shape=list(array.shape), scale=spec.qscale,
-                                          zero_point=spec.zero_point))
+                outputs.append(
+                    TensorInfo(
+                        file=out_file.name,
+                        name=spec.name,
+                        dtype=str(array.dtype),
+                        shape=list(array.shape),
+                        scale=spec.qscale,
+                        zero_point=spec.zero_point,
+                    )
+                )
     return RunResult(
-        bindings=(f"cviruntime model_runner {runner} (cvimodel {header.version[0]}.{header.version[1]} "
-                  f"for {header.chip})"),
-        model={"path": str(request.model), "sha256": hashlib.sha256(request.model.read_bytes()).hexdigest(),
-               "custom_ops": [], "ops_total": None},
+        bindings=(
+            f"cviruntime model_runner {runner} (cvimodel {header.version[0]}.{header.version[1]} "
+            f"for {header.chip})"
+        ),
+        model={
+            "path": str(request.model),
+            "sha256": hashlib.sha256(request.model.read_bytes()).hexdigest(),
+            "custom_ops": [],
+            "ops_total": None,
+        },
         delegate=None,
         nodes=NodeCounts(source="none"),
         inputs=inputs,

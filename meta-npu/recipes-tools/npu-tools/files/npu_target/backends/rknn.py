@@ -38,16 +38,35 @@ RKNN_QUERY_SDK_VERSION = 5
 RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC = 2
 
 # rknn_tensor_type -> numpy dtype (INT4 and BFLOAT16 have no numpy equivalent)
-TENSOR_TYPES: dict[int, str] = {0: "float32", 1: "float16", 2: "int8", 3: "uint8", 4: "int16",
-                                5: "uint16", 6: "int32", 7: "uint32", 8: "int64", 9: "bool"}
+TENSOR_TYPES: dict[int, str] = {
+    0: "float32",
+    1: "float16",
+    2: "int8",
+    3: "uint8",
+    4: "int16",
+    5: "uint16",
+    6: "int32",
+    7: "uint32",
+    8: "int64",
+    9: "bool",
+}
 NUMPY_TYPES = {np.dtype(name): code for code, name in TENSOR_TYPES.items()}
 
-ERRORS = {-1: "RKNN_ERR_FAIL", -2: "RKNN_ERR_TIMEOUT", -3: "RKNN_ERR_DEVICE_UNAVAILABLE",
-          -4: "RKNN_ERR_MALLOC_FAIL", -5: "RKNN_ERR_PARAM_INVALID", -6: "RKNN_ERR_MODEL_INVALID",
-          -7: "RKNN_ERR_CTX_INVALID", -8: "RKNN_ERR_INPUT_INVALID", -9: "RKNN_ERR_OUTPUT_INVALID",
-          -10: "RKNN_ERR_DEVICE_UNMATCH", -11: "RKNN_ERR_INCOMPATILE_PRE_COMPILE_MODEL",
-          -12: "RKNN_ERR_INCOMPATILE_OPTIMIZATION_LEVEL_VERSION",
-          -13: "RKNN_ERR_TARGET_PLATFORM_UNMATCH"}
+ERRORS = {
+    -1: "RKNN_ERR_FAIL",
+    -2: "RKNN_ERR_TIMEOUT",
+    -3: "RKNN_ERR_DEVICE_UNAVAILABLE",
+    -4: "RKNN_ERR_MALLOC_FAIL",
+    -5: "RKNN_ERR_PARAM_INVALID",
+    -6: "RKNN_ERR_MODEL_INVALID",
+    -7: "RKNN_ERR_CTX_INVALID",
+    -8: "RKNN_ERR_INPUT_INVALID",
+    -9: "RKNN_ERR_OUTPUT_INVALID",
+    -10: "RKNN_ERR_DEVICE_UNMATCH",
+    -11: "RKNN_ERR_INCOMPATILE_PRE_COMPILE_MODEL",
+    -12: "RKNN_ERR_INCOMPATILE_OPTIMIZATION_LEVEL_VERSION",
+    -13: "RKNN_ERR_TARGET_PLATFORM_UNMATCH",
+}
 
 # rknn_context is uint32_t on 32-bit Arm (__arm__) and uint64_t elsewhere.
 RknnContext = ctypes.c_uint32 if ctypes.sizeof(ctypes.c_void_p) == 4 else ctypes.c_uint64
@@ -79,13 +98,24 @@ class TensorAttr(ctypes.Structure):
 
 
 class Input(ctypes.Structure):
-    _fields_ = [("index", ctypes.c_uint32), ("buf", ctypes.c_void_p), ("size", ctypes.c_uint32),
-                ("pass_through", ctypes.c_uint8), ("type", ctypes.c_int), ("fmt", ctypes.c_int)]
+    _fields_ = [
+        ("index", ctypes.c_uint32),
+        ("buf", ctypes.c_void_p),
+        ("size", ctypes.c_uint32),
+        ("pass_through", ctypes.c_uint8),
+        ("type", ctypes.c_int),
+        ("fmt", ctypes.c_int),
+    ]
 
 
 class Output(ctypes.Structure):
-    _fields_ = [("want_float", ctypes.c_uint8), ("is_prealloc", ctypes.c_uint8),
-                ("index", ctypes.c_uint32), ("buf", ctypes.c_void_p), ("size", ctypes.c_uint32)]
+    _fields_ = [
+        ("want_float", ctypes.c_uint8),
+        ("is_prealloc", ctypes.c_uint8),
+        ("index", ctypes.c_uint32),
+        ("buf", ctypes.c_void_p),
+        ("size", ctypes.c_uint32),
+    ]
 
 
 class SdkVersion(ctypes.Structure):
@@ -109,18 +139,26 @@ class Tensor:
     @classmethod
     def from_attr(cls, attr: TensorAttr) -> Tensor:
         affine = attr.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC
-        return cls(index=attr.index, name=attr.name.decode("utf-8", "replace"),
-                   dims=[int(attr.dims[i]) for i in range(attr.n_dims)],
-                   dtype=TENSOR_TYPES.get(attr.type), type_code=attr.type, fmt=attr.fmt,
-                   scale=float(attr.scale) if affine else 0.0, zero_point=int(attr.zp) if affine else 0,
-                   n_elems=int(attr.n_elems))
+        return cls(
+            index=attr.index,
+            name=attr.name.decode("utf-8", "replace"),
+            dims=[int(attr.dims[i]) for i in range(attr.n_dims)],
+            dtype=TENSOR_TYPES.get(attr.type),
+            type_code=attr.type,
+            fmt=attr.fmt,
+            scale=float(attr.scale) if affine else 0.0,
+            zero_point=int(attr.zp) if affine else 0,
+            n_elems=int(attr.n_elems),
+        )
 
 
 def _check(code: int, call: str) -> None:
     if code != 0:
         name = ERRORS.get(code, "unknown error")
-        raise RunFailure(f"{call} failed with {code} ({name}); see the librknnrt log above and check "
-                         "that the model was converted for this SoC and the driver is loaded.")
+        raise RunFailure(
+            f"{call} failed with {code} ({name}); see the librknnrt log above and check "
+            "that the model was converted for this SoC and the driver is loaded."
+        )
 
 
 def _load_runtime() -> ctypes.CDLL:
@@ -128,18 +166,31 @@ def _load_runtime() -> ctypes.CDLL:
     try:
         lib = ctypes.CDLL(path)
     except OSError as exc:
-        raise UsageError(f"cannot load the RKNN runtime {path} ({exc}); install librknnrt on the board.") \
-            from None
-    lib.rknn_init.argtypes = [ctypes.POINTER(RknnContext), ctypes.c_void_p, ctypes.c_uint32,
-                              ctypes.c_uint32, ctypes.c_void_p]
+        raise UsageError(
+            f"cannot load the RKNN runtime {path} ({exc}); install librknnrt on the board."
+        ) from None
+    lib.rknn_init.argtypes = [
+        ctypes.POINTER(RknnContext),
+        ctypes.c_void_p,
+        ctypes.c_uint32,
+        ctypes.c_uint32,
+        ctypes.c_void_p,
+    ]
     lib.rknn_query.argtypes = [RknnContext, ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32]
     lib.rknn_inputs_set.argtypes = [RknnContext, ctypes.c_uint32, ctypes.POINTER(Input)]
     lib.rknn_run.argtypes = [RknnContext, ctypes.c_void_p]
     lib.rknn_outputs_get.argtypes = [RknnContext, ctypes.c_uint32, ctypes.POINTER(Output), ctypes.c_void_p]
     lib.rknn_outputs_release.argtypes = [RknnContext, ctypes.c_uint32, ctypes.POINTER(Output)]
     lib.rknn_destroy.argtypes = [RknnContext]
-    for name in ("rknn_init", "rknn_query", "rknn_inputs_set", "rknn_run", "rknn_outputs_get",
-                 "rknn_outputs_release", "rknn_destroy"):
+    for name in (
+        "rknn_init",
+        "rknn_query",
+        "rknn_inputs_set",
+        "rknn_run",
+        "rknn_outputs_get",
+        "rknn_outputs_release",
+        "rknn_destroy",
+    ):
         getattr(lib, name).restype = ctypes.c_int
     return lib
 
@@ -150,8 +201,9 @@ def _init_flags(options: dict[str, str]) -> int:
         raise UsageError(f"unknown rknn option(s) {', '.join(unknown)}; the rknn backend knows sram=0|1.")
     sram = options.get("sram", "0")
     if sram not in ("0", "1"):
-        raise UsageError(f"rknn option sram={sram} is not 0 or 1; pass --delegate-option sram=1 to use "
-                         "the NPU SRAM.")
+        raise UsageError(
+            f"rknn option sram={sram} is not 0 or 1; pass --delegate-option sram=1 to use the NPU SRAM."
+        )
     return RKNN_FLAG_ENABLE_SRAM if sram == "1" else 0
 
 
@@ -165,8 +217,9 @@ class Session:
         _check(lib.rknn_init(ctypes.byref(self.ctx), self._model, len(model), flags, None), "rknn_init")
 
     def query(self, cmd: int, info: ctypes.Structure) -> None:
-        _check(self.lib.rknn_query(self.ctx, cmd, ctypes.byref(info), ctypes.sizeof(info)),
-               f"rknn_query({cmd})")
+        _check(
+            self.lib.rknn_query(self.ctx, cmd, ctypes.byref(info), ctypes.sizeof(info)), f"rknn_query({cmd})"
+        )
 
     def tensors(self, cmd: int, count: int) -> list[Tensor]:
         found = []
@@ -184,8 +237,14 @@ class Session:
     def set_inputs(self, arrays: list[np.ndarray], tensors: list[Tensor]) -> None:
         inputs = (Input * len(arrays))()
         for slot, (array, tensor) in enumerate(zip(arrays, tensors)):  # noqa: B905 (Python 3.9)
-            inputs[slot] = Input(index=tensor.index, buf=array.ctypes.data, size=array.nbytes,
-                                 pass_through=0, type=NUMPY_TYPES[array.dtype], fmt=tensor.fmt)
+            inputs[slot] = Input(
+                index=tensor.index,
+                buf=array.ctypes.data,
+                size=array.nbytes,
+                pass_through=0,
+                type=NUMPY_TYPES[array.dtype],
+                fmt=tensor.fmt,
+            )
         _check(self.lib.rknn_inputs_set(self.ctx, len(arrays), inputs), "rknn_inputs_set")
 
     def run(self) -> float:
@@ -202,13 +261,17 @@ class Session:
             arrays = []
             for out, tensor in zip(outs, tensors):  # noqa: B905 (Python 3.9)
                 if tensor.dtype is None:
-                    raise RunFailure(f"output '{tensor.name}' has rknn tensor type {tensor.type_code}, "
-                                     "which numpy cannot hold; convert the model with a standard type.")
+                    raise RunFailure(
+                        f"output '{tensor.name}' has rknn tensor type {tensor.type_code}, "
+                        "which numpy cannot hold; convert the model with a standard type."
+                    )
                 raw = ctypes.string_at(out.buf, out.size)
                 array = np.frombuffer(raw, dtype=tensor.dtype)
                 if array.size != tensor.n_elems:
-                    raise RunFailure(f"output '{tensor.name}' has {array.size} elements but the model "
-                                     f"declares {tensor.n_elems}; the runtime and the model disagree.")
+                    raise RunFailure(
+                        f"output '{tensor.name}' has {array.size} elements but the model "
+                        f"declares {tensor.n_elems}; the runtime and the model disagree."
+                    )
                 arrays.append(array.reshape(tensor.dims).copy())
             return arrays
         finally:
@@ -220,35 +283,54 @@ class Session:
 
 def _check_inputs(arrays: list[np.ndarray], paths: list[Path], tensors: list[Tensor]) -> None:
     if len(arrays) != len(tensors):
-        raise UsageError(f"the model has {len(tensors)} input(s) but {len(arrays)} --input file(s) were "
-                         "given; pass one .npy per model input, in order.")
+        raise UsageError(
+            f"the model has {len(tensors)} input(s) but {len(arrays)} --input file(s) were "
+            "given; pass one .npy per model input, in order."
+        )
     for array, path, tensor in zip(arrays, paths, tensors):  # noqa: B905 (Python 3.9)
         if array.dtype not in NUMPY_TYPES:
-            raise UsageError(f"input {path} is {array.dtype.name}, which librknnrt does not take; save it "
-                             "as uint8, int8, float16 or float32.")
+            raise UsageError(
+                f"input {path} is {array.dtype.name}, which librknnrt does not take; save it "
+                "as uint8, int8, float16 or float32."
+            )
         if list(array.shape) != tensor.dims:
-            raise UsageError(f"input {path} has shape {list(array.shape)} but model input "
-                             f"'{tensor.name}' needs {tensor.dims}; save the array with that shape.")
+            raise UsageError(
+                f"input {path} has shape {list(array.shape)} but model input "
+                f"'{tensor.name}' needs {tensor.dims}; save the array with that shape."
+            )
 
 
 def run(request: RunRequest) -> RunResult:
     if request.delegate is not None:
-        raise UsageError("--delegate does not apply to --backend rknn (the model runs on the NPU "
-                         "through librknnrt); drop it.")
+        raise UsageError(
+            "--delegate does not apply to --backend rknn (the model runs on the NPU "
+            "through librknnrt); drop it."
+        )
     if request.runs < 1 or request.warmup < 0:
         raise UsageError("--runs must be at least 1 and --warmup at least 0.")
     try:
         model = request.model.read_bytes()
     except OSError as exc:
-        raise UsageError(f"model {request.model} cannot be read ({exc.strerror}); give an existing "
-                         ".rknn file.") from None
+        raise UsageError(
+            f"model {request.model} cannot be read ({exc.strerror}); give an existing .rknn file."
+        ) from None
     arrays = [np.ascontiguousarray(a) for a in load_inputs(request.inputs)]  # librknnrt reads flat C memory
     flags = _init_flags(request.delegate_options)
     lib = _load_runtime()
-    result = RunResult(bindings="librknnrt", delegate=None, nodes=NodeCounts(source="rknn"),
-                       model={"path": str(request.model), "sha256": hashlib.sha256(model).hexdigest(),
-                              "custom_ops": [], "ops_total": None},
-                       inputs=[], outputs=[], latency_ms=[])
+    result = RunResult(
+        bindings="librknnrt",
+        delegate=None,
+        nodes=NodeCounts(source="rknn"),
+        model={
+            "path": str(request.model),
+            "sha256": hashlib.sha256(model).hexdigest(),
+            "custom_ops": [],
+            "ops_total": None,
+        },
+        inputs=[],
+        outputs=[],
+        latency_ms=[],
+    )
     capture = StderrCapture(echo=False)
     try:
         with capture:
@@ -260,8 +342,14 @@ def run(request: RunRequest) -> RunResult:
     return result
 
 
-def _run_session(lib: ctypes.CDLL, model: bytes, flags: int, request: RunRequest,
-                 arrays: list[np.ndarray], result: RunResult) -> None:
+def _run_session(
+    lib: ctypes.CDLL,
+    model: bytes,
+    flags: int,
+    request: RunRequest,
+    arrays: list[np.ndarray],
+    result: RunResult,
+) -> None:
     session = Session(lib, model, flags)
     try:
         result.bindings = f"librknnrt {session.version()}"
@@ -270,8 +358,8 @@ def _run_session(lib: ctypes.CDLL, model: bytes, flags: int, request: RunRequest
         inputs = session.tensors(RKNN_QUERY_INPUT_ATTR, counts.n_input)
         outputs = session.tensors(RKNN_QUERY_OUTPUT_ATTR, counts.n_output)
         _check_inputs(arrays, request.inputs, inputs)
-        result.inputs = [_info(path.name, t, str(array.dtype)) for path, t, array
-                         in zip(request.inputs, inputs, arrays)]  # noqa: B905 (Python 3.9)
+        triples = zip(request.inputs, inputs, arrays)  # noqa: B905 (Python 3.9)
+        result.inputs = [_info(path.name, t, str(array.dtype)) for path, t, array in triples]
         latencies = []
         produced: list[np.ndarray] = []
         for iteration in range(request.warmup + request.runs):
@@ -291,8 +379,14 @@ def _run_session(lib: ctypes.CDLL, model: bytes, flags: int, request: RunRequest
 
 
 def _info(file: str, tensor: Tensor, dtype: str) -> TensorInfo:
-    return TensorInfo(file=file, name=tensor.name, dtype=dtype, shape=list(tensor.dims),
-                      scale=tensor.scale, zero_point=tensor.zero_point)
+    return TensorInfo(
+        file=file,
+        name=tensor.name,
+        dtype=dtype,
+        shape=list(tensor.dims),
+        scale=tensor.scale,
+        zero_point=tensor.zero_point,
+    )
 
 
 def describe(tensors: list[Tensor]) -> list[dict[str, Any]]:

@@ -34,8 +34,10 @@ def _import_bindings() -> tuple[Any, str]:
             continue
         version = getattr(importlib.import_module(package), "__version__", None)
         return module, f"{package} {version or 'unknown'}"
-    raise UsageError("no TFLite Python bindings found (neither tflite_runtime nor ai_edge_litert imports); "
-                     "install python3-tensorflow-lite on the board or pip install ai-edge-litert.")
+    raise UsageError(
+        "no TFLite Python bindings found (neither tflite_runtime nor ai_edge_litert imports); "
+        "install python3-tensorflow-lite on the board or pip install ai-edge-litert."
+    )
 
 
 def _replaced_nodes(ops: list[dict[str, Any]], delegate_index: int) -> set[int]:
@@ -84,8 +86,10 @@ def _tensor_info(detail: dict[str, Any], file: str) -> TensorInfo:
 
 def _check_inputs(arrays: list[np.ndarray], details: list[dict[str, Any]], paths: list[Path]) -> None:
     if len(arrays) != len(details):
-        raise UsageError(f"the model has {len(details)} input(s) but {len(arrays)} --input file(s) were "
-                         "given; pass one .npy per model input, in order.")
+        raise UsageError(
+            f"the model has {len(details)} input(s) but {len(arrays)} --input file(s) were "
+            "given; pass one .npy per model input, in order."
+        )
     # zip(strict=) needs Python 3.10 and the board may have 3.9; lengths were checked above.
     for array, detail, path in zip(arrays, details, paths):  # noqa: B905
         want_dtype = np.dtype(detail["dtype"])
@@ -94,7 +98,8 @@ def _check_inputs(arrays: list[np.ndarray], details: list[dict[str, Any]], paths
             raise UsageError(
                 f"input {path} is {array.dtype.name}{list(array.shape)} but model input "
                 f"'{detail['name']}' needs {want_dtype.name}{list(want_shape)}; save the array with that "
-                "dtype and shape.")
+                "dtype and shape."
+            )
 
 
 def run(request: RunRequest) -> RunResult:
@@ -104,22 +109,39 @@ def run(request: RunRequest) -> RunResult:
         raise UsageError("--runs must be at least 1 and --warmup at least 0.")
     use_delegate = request.backend == "tflite-delegate"
     if use_delegate and request.delegate is None:
-        raise UsageError("backend tflite-delegate needs --delegate LIB "
-                         "(e.g. /usr/lib/libneutron_delegate.so).")
+        raise UsageError(
+            "backend tflite-delegate needs --delegate LIB (e.g. /usr/lib/libneutron_delegate.so)."
+        )
     if not use_delegate and request.delegate is not None:
-        raise UsageError("--delegate only applies to --backend tflite-delegate; "
-                         "drop it or change the backend.")
+        raise UsageError(
+            "--delegate only applies to --backend tflite-delegate; drop it or change the backend."
+        )
     tflite, bindings = _import_bindings()
 
-    model_json = {"path": summary.path, "sha256": summary.sha256, "custom_ops": summary.custom_ops,
-                  "ops_total": summary.ops_total}
+    model_json = {
+        "path": summary.path,
+        "sha256": summary.sha256,
+        "custom_ops": summary.custom_ops,
+        "ops_total": summary.ops_total,
+    }
     delegate_json: dict[str, Any] | None = None
     if use_delegate:
-        delegate_json = {"path": str(request.delegate), "version": None,
-                         "options": dict(request.delegate_options), "loaded": False}
+        delegate_json = {
+            "path": str(request.delegate),
+            "version": None,
+            "options": dict(request.delegate_options),
+            "loaded": False,
+        }
     nodes = NodeCounts(total=summary.ops_total)
-    result = RunResult(bindings=bindings, model=model_json, delegate=delegate_json, nodes=nodes,
-                       inputs=[], outputs=[], latency_ms=[])
+    result = RunResult(
+        bindings=bindings,
+        model=model_json,
+        delegate=delegate_json,
+        nodes=nodes,
+        inputs=[],
+        outputs=[],
+        latency_ms=[],
+    )
 
     # The runtime's log is echoed only for a real run: a usage error stays one sentence.
     capture = StderrCapture(echo=False)
@@ -141,26 +163,32 @@ def _make_interpreter(tflite: Any, request: RunRequest, result: RunResult) -> An
     if request.no_xnnpack:
         resolver = getattr(tflite, "OpResolverType", None)
         if resolver is None:
-            raise UsageError("these TFLite bindings cannot disable XNNPACK (no OpResolverType); "
-                             "drop --no-xnnpack.")
+            raise UsageError(
+                "these TFLite bindings cannot disable XNNPACK (no OpResolverType); drop --no-xnnpack."
+            )
         kwargs["experimental_op_resolver_type"] = resolver.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     if result.delegate is not None:
         assert request.delegate is not None
         if not request.delegate.exists():
-            raise RunFailure(f"delegate library {request.delegate} does not exist; install the delegate "
-                             "package or fix --delegate.")
+            raise RunFailure(
+                f"delegate library {request.delegate} does not exist; install the delegate "
+                "package or fix --delegate."
+            )
         try:
             delegate = tflite.load_delegate(str(request.delegate), dict(request.delegate_options))
         except (ValueError, OSError, AttributeError) as exc:
-            raise RunFailure(f"delegate library {request.delegate} failed to load "
-                             f"({str(exc).strip() or type(exc).__name__}).") from None
+            raise RunFailure(
+                f"delegate library {request.delegate} failed to load "
+                f"({str(exc).strip() or type(exc).__name__})."
+            ) from None
         result.delegate["loaded"] = True
         kwargs["experimental_delegates"] = [delegate]
     try:
         return tflite.Interpreter(**kwargs)
     except (ValueError, RuntimeError) as exc:
-        raise RunFailure(f"the interpreter could not be built for {request.model} "
-                         f"({_first_line(exc)}).") from None
+        raise RunFailure(
+            f"the interpreter could not be built for {request.model} ({_first_line(exc)})."
+        ) from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -226,7 +254,10 @@ def _cross_check(result: RunResult, text: str, use_delegate: bool) -> None:
             result.errors.append(
                 f"the delegate logged '{line.text}' but the execution plan shows "
                 f"{result.nodes.delegated} node(s) in {result.nodes.partitions} partition(s); "
-                "the delegate's log cannot be trusted.")
+                "the delegate's log cannot be trusted."
+            )
         if line.total is not None and line.total != result.nodes.total:
-            result.errors.append(f"the delegate counted {line.total} nodes but the model has "
-                                 f"{result.nodes.total}; it saw a different graph.")
+            result.errors.append(
+                f"the delegate counted {line.total} nodes but the model has "
+                f"{result.nodes.total}; it saw a different graph."
+            )

@@ -60,14 +60,18 @@ def detect_family(ctx: ProbeContext, errors: list[str]) -> str:
     for family, module_name in FAMILY_MODULES.items():
         module = load_probe(family)
         if module is None:
-            errors.append(f"probe for family '{family}' is not installed "
-                          f"(npu_target/probes/{module_name}.py missing); its NPU cannot be detected.")
+            errors.append(
+                f"probe for family '{family}' is not installed "
+                f"(npu_target/probes/{module_name}.py missing); its NPU cannot be detected."
+            )
             continue
         try:
             found = module.detect(ctx)
         except Exception as exc:  # a broken probe must not hide the other families' facts
-            errors.append(f"probe for family '{family}' failed while detecting ({_describe(exc)}); "
-                          "report this with the npu-info output.")
+            errors.append(
+                f"probe for family '{family}' failed while detecting ({_describe(exc)}); "
+                "report this with the npu-info output."
+            )
             continue
         if found:
             return family
@@ -85,8 +89,12 @@ def probe_family(ctx: ProbeContext, family: str) -> FamilyFacts:
     try:
         facts = module.probe(ctx)
     except Exception as exc:  # report, never a traceback: npu-info must always print its JSON
-        return FamilyFacts(errors=[f"probe for family '{family}' failed ({_describe(exc)}); "
-                                   "report this with the npu-info output."])
+        return FamilyFacts(
+            errors=[
+                f"probe for family '{family}' failed ({_describe(exc)}); "
+                "report this with the npu-info output."
+            ]
+        )
     if not isinstance(facts, FamilyFacts):
         return FamilyFacts(errors=[f"probe for family '{family}' returned no facts; reinstall npu-tools."])
     return facts

@@ -60,22 +60,28 @@ class ProbeContext:
         if exe is None:
             return 127, "", f"{argv[0]}: command not found"
         try:
-            proc = subprocess.run([exe, *argv[1:]], capture_output=True, timeout=COMMAND_TIMEOUT_S,
-                                  check=False)
+            proc = subprocess.run(
+                [exe, *argv[1:]], capture_output=True, timeout=COMMAND_TIMEOUT_S, check=False
+            )
         except subprocess.TimeoutExpired:
             return 124, "", f"{argv[0]} did not finish within {COMMAND_TIMEOUT_S} s"
         except OSError as exc:
             return 126, "", f"{argv[0]}: {exc.strerror}"
-        return (proc.returncode, proc.stdout.decode("utf-8", "replace"),
-                proc.stderr.decode("utf-8", "replace"))
+        return (
+            proc.returncode,
+            proc.stdout.decode("utf-8", "replace"),
+            proc.stderr.decode("utf-8", "replace"),
+        )
 
     def dmesg(self) -> list[str]:
         """Kernel log lines from the `dmesg` command (what a board has), cached per context."""
         if self._dmesg_cache is None:
             code, out, err = self.run(["dmesg"])
             if code != 0:
-                self._dmesg_error = (f"dmesg failed (exit {code}: {err.strip()[:200]}); "
-                                     "run npu-info as root or set kernel.dmesg_restrict=0.")
+                self._dmesg_error = (
+                    f"dmesg failed (exit {code}: {err.strip()[:200]}); "
+                    "run npu-info as root or set kernel.dmesg_restrict=0."
+                )
                 self._dmesg_cache = []
             else:
                 self._dmesg_cache = out.splitlines()
@@ -166,19 +172,21 @@ def remoteprocs(ctx: ProbeContext) -> list[dict[str, str | None]]:
     procs = []
     for entry in ctx.listdir("/sys/class/remoteproc"):
         base = f"/sys/class/remoteproc/{entry}"
-        procs.append({
-            "id": entry,
-            "name": ctx.read_text(f"{base}/name"),
-            "firmware": ctx.read_text(f"{base}/firmware"),
-            "state": ctx.read_text(f"{base}/state"),
-        })
+        procs.append(
+            {
+                "id": entry,
+                "name": ctx.read_text(f"{base}/name"),
+                "firmware": ctx.read_text(f"{base}/firmware"),
+                "state": ctx.read_text(f"{base}/state"),
+            }
+        )
     return procs
 
 
 def _be_cells(data: bytes, cells: int, offset: int) -> int:
     value = 0
     for i in range(cells):
-        value = (value << 32) | int.from_bytes(data[offset + 4 * i: offset + 4 * i + 4], "big")
+        value = (value << 32) | int.from_bytes(data[offset + 4 * i : offset + 4 * i + 4], "big")
     return value
 
 
@@ -205,8 +213,7 @@ def reserved_memory_pools(ctx: ProbeContext) -> list[dict[str, Any]]:
             start = _be_cells(reg_raw, addr_cells, 0)
             size = _be_cells(reg_raw, size_cells, 4 * addr_cells)
         compatible = read_dt_strings(ctx, f"reserved-memory/{name}/compatible")
-        pools.append({"name": name, "start": start, "size": size, "compatible": compatible,
-                      "source": node})
+        pools.append({"name": name, "start": start, "size": size, "compatible": compatible, "source": node})
     return pools
 
 
@@ -219,8 +226,10 @@ def _cells(raw: bytes | None, default: int) -> int:
 def read_manifest(ctx: ProbeContext, errors: list[str]) -> dict[str, Any] | None:
     raw = ctx.read_text(MANIFEST_PATH)
     if raw is None:
-        errors.append(f"build manifest {MANIFEST_PATH} is missing; build the image with meta-npu's "
-                      "npu-image (npu-manifest class).")
+        errors.append(
+            f"build manifest {MANIFEST_PATH} is missing; build the image with meta-npu's "
+            "npu-image (npu-manifest class)."
+        )
         return None
     try:
         manifest = json.loads(raw)

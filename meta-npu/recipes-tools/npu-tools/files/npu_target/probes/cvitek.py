@@ -64,8 +64,10 @@ def _ion(ctx: ProbeContext, errors: list[str]) -> tuple[dict[str, Any] | None, l
     region = next((p for p in pools if p["npu"] and p["size"]), None)
     if region:
         return {"heap": "carveout", "size": region["size"], "source": region["source"]}, pools
-    errors.append("no ION carveout for the TPU (no ion-region in the device tree's reserved-memory, no "
-                  f"{ION_TOTAL}); boot meta-npu's SG2002 board tree or add the board's memory map.")
+    errors.append(
+        "no ION carveout for the TPU (no ion-region in the device tree's reserved-memory, no "
+        f"{ION_TOTAL}); boot meta-npu's SG2002 board tree or add the board's memory map."
+    )
     return None, pools
 
 
@@ -73,8 +75,10 @@ def _runtime(ctx: ProbeContext, errors: list[str]) -> dict[str, Any]:
     path = next((p for p in RUNTIME_PATHS if ctx.exists(p)), None)
     runner = next((p for p in MODEL_RUNNER_PATHS if ctx.exists(p)), None)
     if path is None:
-        errors.append("the TPU runtime libcviruntime.so is missing (looked in /usr/lib and "
-                      "/mnt/system/lib); install cviruntime.")
+        errors.append(
+            "the TPU runtime libcviruntime.so is missing (looked in /usr/lib and "
+            "/mnt/system/lib); install cviruntime."
+        )
     if runner is None:
         errors.append("model_runner is missing; install cviruntime-tools (it runs the cvi backend).")
     return {"name": "cviruntime", "path": path, "version": None, "model_runner": runner}
@@ -85,22 +89,30 @@ def probe(ctx: ProbeContext) -> FamilyFacts:
     module = _tpu_module(ctx)
     chip = board_chip(ctx)
     if module is None:
-        errors.append("no CV18xx TPU module is loaded (cv181x_tpu/cv180x_tpu in /proc/modules); "
-                      "install and load the cvitek-tpu modules.")
+        errors.append(
+            "no CV18xx TPU module is loaded (cv181x_tpu/cv180x_tpu in /proc/modules); "
+            "install and load the cvitek-tpu modules."
+        )
     devices = [DEVICE] if ctx.exists(DEVICE) else []
     if not devices:
-        errors.append(f"{DEVICE} is missing; the TPU driver did not probe: check that the device tree "
-                      f"has a \"{COMPATIBLE}\" node and read dmesg for cvi-tpu errors.")
+        errors.append(
+            f"{DEVICE} is missing; the TPU driver did not probe: check that the device tree "
+            f'has a "{COMPATIBLE}" node and read dmesg for cvi-tpu errors.'
+        )
     chip_ids = ctx.dmesg_grep(DMESG_CHIP_ID.pattern)
     dmesg_error = ctx.dmesg_error()
     if dmesg_error:
         errors.append(dmesg_error)
     elif not chip_ids:
-        errors.append("no \"CVITEK CHIP ID\" line in dmesg; load the cvi base module "
-                      f"({chip or 'cv18xx'}_base), which prints it.")
+        errors.append(
+            'no "CVITEK CHIP ID" line in dmesg; load the cvi base module '
+            f"({chip or 'cv18xx'}_base), which prints it."
+        )
     if chip is None:
-        errors.append("the device tree's root compatible names no CV18xx chip (cvitek,cv180x or "
-                      "cvitek,cv181x); boot the board with its vendor device tree.")
+        errors.append(
+            "the device tree's root compatible names no CV18xx chip (cvitek,cv180x or "
+            "cvitek,cv181x); boot the board with its vendor device tree."
+        )
     ion, pools = _ion(ctx, errors)
     driver = {
         "name": module or (f"{chip}_tpu" if chip else "cvi-tpu"),
@@ -110,8 +122,9 @@ def probe(ctx: ProbeContext) -> FamilyFacts:
         "devices": devices,
         "firmware": None,
         "chip": chip,
-        "dmesg": [line for line in ctx.dmesg() if "tpu" in line.lower() or "CVITEK" in line]
-        [-DMESG_LINES_KEPT:],
+        "dmesg": [line for line in ctx.dmesg() if "tpu" in line.lower() or "CVITEK" in line][
+            -DMESG_LINES_KEPT:
+        ],
     }
     return FamilyFacts(
         driver=driver,

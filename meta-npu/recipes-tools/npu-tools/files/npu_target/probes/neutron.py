@@ -41,8 +41,10 @@ def _version(ctx: ProbeContext, errors: list[str]) -> tuple[str | None, str | No
     code, out, _err = ctx.run(["modinfo", "-F", "version", MODULE])
     if code == 0 and out.strip():
         return out.strip(), "modinfo"
-    errors.append(f"the neutron driver version is unknown (no /sys/module/{MODULE}/version and modinfo "
-                  "gave none); load the neutron module or build it into the kernel (CONFIG_NEUTRON).")
+    errors.append(
+        f"the neutron driver version is unknown (no /sys/module/{MODULE}/version and modinfo "
+        "gave none); load the neutron module or build it into the kernel (CONFIG_NEUTRON)."
+    )
     return None, None
 
 
@@ -57,12 +59,21 @@ def _firmware(ctx: ProbeContext, errors: list[str]) -> dict[str, object] | None:
         if fw and not present:
             errors.append(f"Neutron firmware {path} is missing; install the neutron package's firmware.")
         if proc["state"] != "running":
-            errors.append(f"the Neutron remoteproc {proc['id']} is '{proc['state']}', not 'running'; "
-                          "check dmesg for the firmware load error.")
-        return {"name": fw, "path": path, "present": present, "state": proc["state"],
-                "remoteproc": proc["id"]}
-    errors.append("no Neutron remoteproc in /sys/class/remoteproc; enable CONFIG_IMX_NEUTRON_REMOTEPROC "
-                  "and the neutron remoteproc device-tree node.")
+            errors.append(
+                f"the Neutron remoteproc {proc['id']} is '{proc['state']}', not 'running'; "
+                "check dmesg for the firmware load error."
+            )
+        return {
+            "name": fw,
+            "path": path,
+            "present": present,
+            "state": proc["state"],
+            "remoteproc": proc["id"],
+        }
+    errors.append(
+        "no Neutron remoteproc in /sys/class/remoteproc; enable CONFIG_IMX_NEUTRON_REMOTEPROC "
+        "and the neutron remoteproc device-tree node."
+    )
     return None
 
 
@@ -93,14 +104,17 @@ def probe(ctx: ProbeContext) -> FamilyFacts:
         errors.append(dmesg_error)
     delegate_present = ctx.exists(DELEGATE_PATH)
     if not delegate_present:
-        errors.append(f"the Neutron delegate {DELEGATE_PATH} is missing; install "
-                      "tensorflow-lite-neutron-delegate.")
+        errors.append(
+            f"the Neutron delegate {DELEGATE_PATH} is missing; install tensorflow-lite-neutron-delegate."
+        )
     pools = reserved_memory_pools(ctx)
     for pool in pools:
         pool["npu"] = bool(POOL_NAME.search(pool["name"]))
     if not any(pool["npu"] for pool in pools):
-        errors.append("no reserved-memory pool for the NPU (name containing 'neutron' or 'npu') in the "
-                      "device tree; apply the board's -neutron device-tree overlay.")
+        errors.append(
+            "no reserved-memory pool for the NPU (name containing 'neutron' or 'npu') in the "
+            "device tree; apply the board's -neutron device-tree overlay."
+        )
     return FamilyFacts(
         driver=driver,
         runtime=_runtime(ctx),

@@ -20,8 +20,12 @@ from typing import Any
 from . import FamilyFacts
 from .common import ProbeContext, dt_compatibles, module_present
 
-COMPATIBLES = ("rockchip,rk3588-rknpu", "rockchip,rk3576-rknpu", "rockchip,rk3568-rknpu",
-               "rockchip,rk3562-rknpu")
+COMPATIBLES = (
+    "rockchip,rk3588-rknpu",
+    "rockchip,rk3576-rknpu",
+    "rockchip,rk3568-rknpu",
+    "rockchip,rk3562-rknpu",
+)
 VERSION_FILES = ("/sys/kernel/debug/rknpu/version", "/proc/debug/rknpu/version", "/proc/rknpu/version")
 LOAD_FILES = ("/sys/kernel/debug/rknpu/load", "/proc/debug/rknpu/load", "/proc/rknpu/load")
 MM_FILE = "/sys/kernel/debug/rknpu/mm"
@@ -62,9 +66,11 @@ def _version(ctx: ProbeContext, errors: list[str]) -> tuple[str | None, str | No
     matches = ctx.dmesg_grep(DMESG_VERSION.pattern)
     if matches:
         return matches[-1].group(1), "dmesg"
-    errors.append("the RKNPU driver version is unknown (no /sys/kernel/debug/rknpu/version, no "
-                  "/proc/debug/rknpu/version, nothing in dmesg); mount debugfs and build the kernel "
-                  "with CONFIG_ROCKCHIP_RKNPU and CONFIG_ROCKCHIP_RKNPU_DEBUG_FS.")
+    errors.append(
+        "the RKNPU driver version is unknown (no /sys/kernel/debug/rknpu/version, no "
+        "/proc/debug/rknpu/version, nothing in dmesg); mount debugfs and build the kernel "
+        "with CONFIG_ROCKCHIP_RKNPU and CONFIG_ROCKCHIP_RKNPU_DEBUG_FS."
+    )
     return None, None
 
 
@@ -83,8 +89,16 @@ def _render_nodes(ctx: ProbeContext) -> list[str]:
 def _sram(ctx: ProbeContext, errors: list[str]) -> dict[str, Any]:
     mm = ctx.read_text(MM_FILE)
     regions = ctx.dmesg_grep(DMESG_SRAM.pattern)
-    sram: dict[str, Any] = {"present": False, "start": None, "end": None, "size": None,
-                            "source": None, "mm": mm, "used": None, "free": None}
+    sram: dict[str, Any] = {
+        "present": False,
+        "start": None,
+        "end": None,
+        "size": None,
+        "source": None,
+        "mm": mm,
+        "used": None,
+        "free": None,
+    }
     if regions:
         start, end, size = (int(v, 16) for v in regions[-1].groups())
         sram.update(present=True, start=start, end=end, size=size, source="dmesg")
@@ -95,12 +109,16 @@ def _sram(ctx: ProbeContext, errors: list[str]) -> dict[str, Any]:
         if sram["size"] is None:
             sram.update(present=total > 0, size=total, source=MM_FILE)
         elif total != sram["size"]:
-            errors.append(f"the RKNPU SRAM is {sram['size']:#x} bytes in dmesg but {total:#x} in "
-                          f"{MM_FILE}; the driver and the device tree disagree.")
+            errors.append(
+                f"the RKNPU SRAM is {sram['size']:#x} bytes in dmesg but {total:#x} in "
+                f"{MM_FILE}; the driver and the device tree disagree."
+            )
     if not sram["present"]:
-        errors.append("the RKNPU has no SRAM (no 'sram region' in dmesg, no SRAM in "
-                      f"{MM_FILE}); give it SRAM in the device tree (rockchip,sram = <&rknpu_sram>) "
-                      "and build the kernel with CONFIG_ROCKCHIP_RKNPU_SRAM.")
+        errors.append(
+            "the RKNPU has no SRAM (no 'sram region' in dmesg, no SRAM in "
+            f"{MM_FILE}); give it SRAM in the device tree (rockchip,sram = <&rknpu_sram>) "
+            "and build the kernel with CONFIG_ROCKCHIP_RKNPU_SRAM."
+        )
     return sram
 
 
@@ -115,25 +133,41 @@ def _server_pids(ctx: ProbeContext) -> list[int]:
 def _runtime_and_daemon(ctx: ProbeContext, errors: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     runtime_version = binary_version(ctx.read_bytes(RUNTIME_PATH), "librknnrt")
     if not ctx.exists(RUNTIME_PATH):
-        errors.append(f"the RKNN runtime {RUNTIME_PATH} is missing; install librknnrt "
-                      "(rknn_server loads exactly that path).")
+        errors.append(
+            f"the RKNN runtime {RUNTIME_PATH} is missing; install librknnrt "
+            "(rknn_server loads exactly that path)."
+        )
     elif runtime_version is None:
-        errors.append(f"{RUNTIME_PATH} has no 'librknnrt version' string; it is not Rockchip's "
-                      "runtime or it is damaged, reinstall librknnrt.")
+        errors.append(
+            f"{RUNTIME_PATH} has no 'librknnrt version' string; it is not Rockchip's "
+            "runtime or it is damaged, reinstall librknnrt."
+        )
     server_version = binary_version(ctx.read_bytes(SERVER_PATH), "rknn_server")
     pids = _server_pids(ctx)
     if not ctx.exists(SERVER_PATH):
         errors.append(f"{SERVER_PATH} is missing; install rknn-server.")
     elif not pids:
-        errors.append("rknn_server is not running; start it (systemctl start rknn-server or "
-                      "/etc/init.d/rknn-server start) and check its log.")
+        errors.append(
+            "rknn_server is not running; start it (systemctl start rknn-server or "
+            "/etc/init.d/rknn-server start) and check its log."
+        )
     if runtime_version and server_version and runtime_version != server_version:
-        errors.append(f"rknn_server {server_version} and librknnrt {runtime_version} differ; install "
-                      "both from the same RKNN SDK release.")
-    runtime = {"name": "librknnrt", "path": RUNTIME_PATH if ctx.exists(RUNTIME_PATH) else None,
-               "version": runtime_version}
-    daemon = {"name": "rknn_server", "path": SERVER_PATH if ctx.exists(SERVER_PATH) else None,
-              "version": server_version, "running": bool(pids), "pids": pids}
+        errors.append(
+            f"rknn_server {server_version} and librknnrt {runtime_version} differ; install "
+            "both from the same RKNN SDK release."
+        )
+    runtime = {
+        "name": "librknnrt",
+        "path": RUNTIME_PATH if ctx.exists(RUNTIME_PATH) else None,
+        "version": runtime_version,
+    }
+    daemon = {
+        "name": "rknn_server",
+        "path": SERVER_PATH if ctx.exists(SERVER_PATH) else None,
+        "version": server_version,
+        "running": bool(pids),
+        "pids": pids,
+    }
     return runtime, daemon
 
 
@@ -150,8 +184,9 @@ def probe(ctx: ProbeContext) -> FamilyFacts:
     version, source = _version(ctx, errors)
     devices = _render_nodes(ctx)
     if not devices:
-        errors.append("no DRM render node of the RKNPU in /sys/class/drm; the rknpu driver did not "
-                      "probe (see dmesg).")
+        errors.append(
+            "no DRM render node of the RKNPU in /sys/class/drm; the rknpu driver did not probe (see dmesg)."
+        )
     driver = {
         "name": "rknpu",
         "version": version,

@@ -47,8 +47,10 @@ def probe(ctx: ProbeContext) -> FamilyFacts:
     errors: list[str] = []
     loaded = module_present(ctx, MODULE)
     if not loaded:
-        errors.append("the rocket module is not loaded; build the kernel with CONFIG_DRM_ACCEL_ROCKET "
-                      "and enable the NPU cores (rknn_core_*) in the device tree.")
+        errors.append(
+            "the rocket module is not loaded; build the kernel with CONFIG_DRM_ACCEL_ROCKET "
+            "and enable the NPU cores (rknn_core_*) in the device tree."
+        )
     devices = _devices(ctx)
     if not devices:
         errors.append("no /dev/accel/accel* node; the rocket driver did not probe (see dmesg).")
@@ -67,12 +69,16 @@ def probe(ctx: ProbeContext) -> FamilyFacts:
         errors.append(dmesg_error)
     delegate_present = ctx.exists(DELEGATE_PATH)
     if not delegate_present:
-        errors.append(f"the Teflon delegate {DELEGATE_PATH} is missing; build Mesa with PACKAGECONFIG "
-                      "teflon and rocket and install libteflon.")
+        errors.append(
+            f"the Teflon delegate {DELEGATE_PATH} is missing; build Mesa with PACKAGECONFIG "
+            "teflon and rocket and install libteflon."
+        )
     runtime = _bindings()
     if runtime is None:
-        errors.append("no TFLite Python bindings (tflite_runtime or ai_edge_litert) are installed; "
-                      "install python3-tensorflow-lite.")
+        errors.append(
+            "no TFLite Python bindings (tflite_runtime or ai_edge_litert) are installed; "
+            "install python3-tensorflow-lite."
+        )
     return FamilyFacts(
         driver=driver,
         runtime=runtime,
