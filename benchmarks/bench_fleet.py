@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Benchmark: fleet mode — the full acceptance suite on 1 vs N healthy i.MX95 twins at once.
 
     python3 benchmarks/bench_fleet.py [--boards 16]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Benchmark: the full acceptance suite on one healthy i.MX95 twin — wall time, as a user runs it.
 
     python3 benchmarks/bench_suite.py [--repeat N]

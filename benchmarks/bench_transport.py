@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Transport benchmark: N small commands on one board twin, three ways (prints figures; not a test).
 
 (a) this suite's transport (one paramiko connection, Connection.run),

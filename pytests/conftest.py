@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """On-target acceptance suite: `pytest pytests --target USER@HOST --board PROFILE`.
 
 The plugin lives in the npu_accept package; running from a checkout works without installing it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 1 — Driver present, version from the right place, at least the profile minimum, equal to the
 build manifest."""
 

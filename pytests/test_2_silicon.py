@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 2 — The SoC is the profile's, in a silicon revision the NPU stack supports (i.MX95: B0 only)."""
 
 

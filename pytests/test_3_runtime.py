@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 3 — NPU runtime and daemon present, running, versions matching; the delegate library present
 and loadable."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 6 — SRAM / NPU memory pools present and large enough."""
 
 

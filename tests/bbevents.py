@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Real BitBake (the bb package of PyPI's bitbake-setup) parsing meta-npu's classes.
 
 BitBake's parser and event machinery are pure Python, so a class can be parsed into a real

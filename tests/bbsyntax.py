@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Syntax check of BitBake metadata files with oelint-adv's parser (oelint_parser).
 
 oelint_parser is lenient: a line it cannot classify becomes a plain ``Item`` instead of an error.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared fixtures of the host tests: the source tree on sys.path and the board-twin factory."""
 
 from __future__ import annotations

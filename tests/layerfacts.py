@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Facts of the meta-npu layer that tests check: layer.conf values and feature-gated bbappends.
 
 Each check returns a list of problems (sentences); an empty list means the layer is right.

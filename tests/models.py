@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Real models and a real photograph for the inference tests, fetched from PyPI at test time.
 
 The models are MediaPipe's face detector and face landmark model shipped inside the wheel

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Test helper: run the on-target tools (npu-run, npu-info) from the layer's source tree as programs."""
 
 from __future__ import annotations

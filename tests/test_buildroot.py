@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The CV18xx BR2_EXTERNAL tree (buildroot/) and scripts/br-check-package, which checks it.
 
 br-check-package re-implements Buildroot's check-package rules (Buildroot is not in CI); every

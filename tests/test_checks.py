@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The check functions on their own (no board): every check has facts that make it pass and facts
 that make it fail, and the session summary names the root cause."""
 

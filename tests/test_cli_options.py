@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The suite's command line as a user meets it: bad input ends in one sentence and a non-zero exit,
 never a traceback; --accept-new-host-key, --strict, --lava-signals and --baseline do what they say."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The compare engine and npu-compare: seed-000 failure patterns, the uint8/zero-point trap, and
 real outputs of MediaPipe's face detector on a real photograph."""
 

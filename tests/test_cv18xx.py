@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The CV18xx part of the layer: the Duo 256M board tree and its memory-map check, the kernel
 configuration, kernel-module and runtime recipes, the kas entry.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every device-tree source in the repository compiles with dtc, without a single warning.
 
 .dts and .dtso files compile as they are. A .dtsi is a fragment meant to be /include/d into a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-flash: dry-run command lines per board, device safety on real loop devices, a real
 bmaptool copy verified by reading the loop device back, and bad input.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The kas files: kas's own schema, includes, pins - via scripts/kas-check, and kas's loader.
 
 Generic over every kas file in kas/ (all boards, all fragments). The bad-input cases copy the

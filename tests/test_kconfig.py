@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The root Kconfig for `kas menu`: loaded with kconfiglib, saved by kas's own menu plugin code.
 
 scripts/kas-menu-config drives exactly what `kas menu` does on "Save" (Menu.save_config), so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Lab integration: labgrid environment templates parsed by labgrid itself and used by the real
 suite (`--lg-env` instead of `--target`, end to end on an i.MX95 twin), and LAVA job templates
 rendered for every board and validated with LAVA's own job schema (Debian `lava-common`)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """meta-npu's layer.conf and feature gating, checked on the committed files and on broken copies."""
 
 from __future__ import annotations

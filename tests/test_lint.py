@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ruff over every Python file and shellcheck over every shell script of the repository."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Log parsers on the real text: seed 000's label_image logs and neutron-converter statistics, and the
 TFLite delegation line as the installed runtime's own format string prints it."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-info on copied board trees (--root): the Neutron probe's facts, their sources, and one sentence
 for every missing fact. The board twins run the same tool over SSH (suite tests)."""
 

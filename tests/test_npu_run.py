@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-run for real: ai-edge-litert on MediaPipe's face models, a real photograph, XNNPACK node
 counting, and the twin's Neutron delegate (a real external delegate built from C) on a model
 whose output RESHAPEs were converted to the custom op NeutronGraph."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """oelint-adv over the layer with the committed config, and a syntax parse of every metadata file."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The oeqa runtime case meta-npu/lib/oeqa/runtime/cases/npu.py, driven against real i.MX95 board
 twins (real OpenSSH sshd, the real on-target tools) through a minimal real oeqa-style target.
 

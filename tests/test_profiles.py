@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board profiles: every shipped profile validates; each kind of bad profile fails with one sentence
 naming the file and the key."""
 

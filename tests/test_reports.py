@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Reports: JUnit properties, LAVA lines, report.md/report.html with the comparison table and the
 latency plot, summary.json and baseline.json — rendered from facts and from a real suite run."""
 

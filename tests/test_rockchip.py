@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Rockchip layer parts: NPU SRAM device-tree fragments, the runtime/server version gate, recipe facts.
 
 The SRAM fragments are compiled the way the kernel build compiles them (cpp, then dtc) against a

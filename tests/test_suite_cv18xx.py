@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-run's cvi backend and npu-info's CV18xx probe, against a stand-in model_runner.
 
 The stand-in (tests/twins/cv18xx/fake_model_runner.py, built per chip family by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The acceptance suite, run as a user runs it, against i.MX95 board twins: the healthy twin passes
 every check, each fault twin fails exactly its check with its sentence, slightly-off outputs pass,
 the seed-000 twin (A0 + constant outputs) is summed up as A0 silicon, a latency regression against

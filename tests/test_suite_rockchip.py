@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-run's rknn backend and npu-info's RKNPU probe, against a stand-in librknnrt built from C.
 
 The stand-in (tests/twins/boards_rockchip.py) exports the librknnrt C API with rknn_api.h's

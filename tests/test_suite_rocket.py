@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The acceptance suite, as a user runs it, against ROCK 5B (Rocket + Teflon) board twins.
 
 The twins (tests/twins/boards_rocket.py) present the rocket module and /dev/accel/accel0, the

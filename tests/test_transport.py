@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The SSH transport against real OpenSSH sshd twins on loopback."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The board-twin harness: what a twin presents over SSH, and that the host never sees it."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # npu-base.bbclass: the configuration-wide part of meta-npu, inherited from conf/layer.conf
 # (INHERIT += "npu-base").
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # npu-family.bbclass: lets a recipe select by NPU family with overrides.
 #
 # NPU_FAMILY is resolved in npu-base.bbclass (inherited configuration-wide). Inheriting this

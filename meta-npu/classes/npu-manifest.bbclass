@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # npu-manifest.bbclass: writes the build manifest of an NPU image.
 #
 # Path on the target: /usr/share/meta-npu/build-manifest.json (NPU_MANIFEST_PATH), schema

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Gather the facts of one board over SSH: upload the on-target tools, run npu-info, run every
 profile model through the NPU and the CPU, pull the output tensors.
 

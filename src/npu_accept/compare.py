@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Compare an NPU output tensor with a reference after dequantization, and detect degenerate outputs.
 
 Metrics (TPU-MLIR / RKNN practice, STACKS.md): cosine similarity, euclidean similarity

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-compare: compare a user's output dump with a reference dump (exit 0 match, 1 mismatch, 2 bad input)."""
 
 from __future__ import annotations

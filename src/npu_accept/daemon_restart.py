@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Probe whether a board's NPU daemon is restarted by its supervisor: list its PIDs, SIGKILL them
 over the transport, poll until a process of the same name with a new PID appears or the profile's
 time is up.

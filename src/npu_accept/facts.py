@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the suite learned from one board: the records the checks read.
 
 The collector (`npu_accept.collect`) fills these over SSH; the checks (`npu_accept.checks`) are

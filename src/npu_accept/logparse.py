@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Parsers for the logs users paste and boards print: label_image runs (also verbose -v 1 dumps),
 neutron-converter --dump-statistics, and TFLite / vendor delegation lines.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """pytest plugin of the acceptance suite (loaded by pytests/conftest.py).
 
     pytest pytests --target USER@HOST[:PORT] --board PROFILE [--identity KEYFILE]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board profiles (`npu-profile/1`): load a YAML file, validate it, give typed records.
 
 `load_profile(name_or_path, search_dir)` accepts a profile name (a file `<name>.yaml` in the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Reports of an acceptance session: JUnit properties, LAVA signal lines, the human report
 (report.md and report.html through jinja2, with the output comparison table and an inline-SVG
 latency plot), a machine summary (summary.json) and the baseline for a later `--baseline`."""

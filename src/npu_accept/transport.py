@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """SSH transport to a board: one paramiko connection per board, reused for the whole session.
 
 Public API (everything else is private)::

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board twins for the host tests: see docs/design.md "Board twins" and harness.py."""
 
 from twins.harness import DeviceNode, Twin, TwinError, TwinFile, TwinProcess, TwinSpec, start_twin

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """i.MX95 (Neutron) board twins: a healthy Verdin EVK and one twin per fault the suite must catch.
 
 What a healthy twin presents, and where a real board has it:

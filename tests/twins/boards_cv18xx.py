@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Sophgo CV18xx (Milk-V Duo 256M, SG2002 = cv181x) board trees and the programs they need.
 
 A twin cannot run cviruntime (it needs the TPU), so the tests build a stand-in model_runner from

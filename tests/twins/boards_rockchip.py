@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Rockchip RK3588/RK3576 (vendor RKNPU stack) board twins and the programs they need.
 
 A twin cannot run Rockchip's librknnrt (it needs the NPU), so the tests build a stand-in from

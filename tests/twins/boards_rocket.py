@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Radxa ROCK 5B (mainline stack: Rocket accel driver + Mesa's Teflon TFLite delegate) board twins.
 
 What a healthy twin presents, and where a real board has it:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Run the real acceptance suite (`python3 -m pytest pytests …`) against board twins and read back
 what a user and a CI would see: exit status, terminal output, JUnit XML per test case, artifacts.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board twins: a real OpenSSH sshd in a private mount + PID namespace presenting a board's files.
 
 ``start_twin(spec, workdir)`` builds the twin's tree from a :class:`TwinSpec`, runs

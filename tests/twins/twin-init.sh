@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # PID 1 of a board twin, run by tests/twins/harness.py as
 #   unshare --mount --propagation private --pid --uts --fork --kill-child=SIGKILL twin-init.sh TWINDIR
 # Everything below happens inside the private mount, PID and UTS namespaces: the host's /, /sys, /dev

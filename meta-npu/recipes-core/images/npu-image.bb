@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "Image with the machine's NPU stack and what the acceptance suite needs"
 DESCRIPTION = "A console image holding the NPU stack selected by NPU_FAMILY \
 (packagegroup-npu), an SSH server for the on-target acceptance suite, and the build \

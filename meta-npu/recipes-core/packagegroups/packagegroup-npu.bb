@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "The machine's NPU stack: driver, runtime, delegate, daemon, demos, models, tests"
 DESCRIPTION = "Selects, by NPU_FAMILY, the packages an image needs to run and accept the \
 machine's NPU. Each family's lists are set by a bbappend in the dynamic layer of the vendor \

@@ -1,5 +1,6 @@
 # nooelint: oelint.var.mandatoryvar.HOMEPAGE
 # The tools are part of this layer (files/); there is no separate project or home page.
+# SPDX-License-Identifier: MIT
 SUMMARY = "On-target NPU tools npu-info and npu-run of the meta-npu acceptance suite"
 DESCRIPTION = "npu-info reports what the board's NPU stack is (driver, firmware, runtime, \
 delegate, memory pools, build manifest) as JSON; npu-run runs a model on a chosen backend \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The seven acceptance checks as pure functions of a board's facts.
 
     from npu_accept.checks import run_all, root_cause

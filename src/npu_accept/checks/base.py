@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The result record every check returns, and small helpers shared by the checks."""
 
 from __future__ import annotations

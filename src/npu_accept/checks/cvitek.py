@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 6 for the Sophgo CV18xx TPU (family "cvitek-tpu"): the ION carveout.
 
 The TPU runtime takes every buffer from ION: weights and command buffer at CVI_NN_RegisterModel,

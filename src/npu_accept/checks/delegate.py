@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 4 — delegate loading: for every profile model the delegate loads, offloads at least
 `min_nodes` nodes, the model really is NPU-converted (its custom op is present), invoke succeeds and
 XNNPACK did not take the graph.  npu-run's node counts are cross-checked with the vendor / TFLite

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 1 — driver: present (device node, module), version read from the right place, at least
 the profile minimum, equal to the build manifest; for Neutron also the firmware running."""
 

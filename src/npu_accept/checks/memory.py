@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 6 — SRAM / memory pools.  Neutron (i.MX95): the reserved-memory pool the driver allocates
 from is present in the device tree and at least the profile's size.  Other families register
 their own function for ("memory", family) (RKNPU SRAM, CV18xx ION carveout)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 5 — output correctness: the same input through the NPU (converted model, delegate) and
 the CPU (reference model) on the board, compared after dequantization with the profile's
 thresholds by `npu_accept.compare` (cosine, euclidean similarity, SQNR, top-k agreement, max abs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 7 — performance: p50/p99 latency over N runs after warm-up, NPU/CPU speedup at least the
 profile minimum, and with a baseline (written by an earlier run into --artifacts) no regression
 beyond the profile's tolerance.  Speedup and regression compare the profile's statistic: p50 by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which function judges which check for which NPU family.
 
 Every module in the `npu_accept.checks` package may export

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 3 for the RKNPU family: everything the family-independent runtime check proves, plus —
 when the profile sets `daemon.restart_check: true` — that rknn_server is restarted by its
 supervisor after being killed (meta-npu's rknn-server.service has Restart=on-failure; its

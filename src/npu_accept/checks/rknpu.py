@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 6 for the Rockchip families.
 
 rknpu (vendor driver): the NPU owns exactly the SRAM region meta-npu's device-tree fragment gives

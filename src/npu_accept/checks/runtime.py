@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 3 — runtime and daemon: the NPU runtime library and daemon are present, running and of
 matching versions; the delegate library is present and loads (evidence: the NPU run loaded it).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Check 2 — silicon: the SoC is the one the profile names, in a revision the NPU stack supports.
 
 i.MX95: /sys/devices/soc0/revision "1.0" (A0) and "1.1" (A1) fail — NXP and Toradex support

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The session summary: when checks fail, one sentence naming the root cause the suite can see.
 
 Causes are ranked: a silicon revision the NPU stack does not support explains everything after

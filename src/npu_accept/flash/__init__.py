@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-flash: write a meta-npu image to a board with the method its profile names.
 
 One module per concept: `errors` (the one-sentence error), `spec` (the profile's `flash:`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """SD card / eMMC (in a USB reader) with bmaptool: copy only the mapped blocks, checksummed.
 
 After the copy the mapped ranges are read back from the device itself (page cache dropped) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The silicon revision a running board reports, from its `npu-info --json` (OpenSSH client)."""
 
 from __future__ import annotations

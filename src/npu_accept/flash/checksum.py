@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """sha256 of an image, checked against the `.sha256`/`.sha256sum` file written beside it."""
 
 from __future__ import annotations

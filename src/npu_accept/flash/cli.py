@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-flash: write an image to a board the way its profile says, safely.
 
 npu-flash --board PROFILE --image PATH [--device /dev/sdX] [--dry-run] [--force /dev/sdX]

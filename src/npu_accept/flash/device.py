@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Block-device safety: never write to a mounted disk, the running system or an internal disk.
 
 Everything is read from sysfs and the mount table through a `SystemView`, so tests can point

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The error a user of npu-flash can hit: one sentence that names the thing and the fix."""
 
 from __future__ import annotations

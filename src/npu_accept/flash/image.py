@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What kind of file an image is: compression by magic bytes, then a partition-table check."""
 
 from __future__ import annotations

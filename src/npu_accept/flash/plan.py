@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A flashing plan: the exact commands, printed for --dry-run or run one after the other."""
 
 from __future__ import annotations

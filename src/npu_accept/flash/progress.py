@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Progress bars that draw in place on a terminal and stay quiet in logs and CI."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the user asked npu-flash to do, after the command line was parsed."""
 
 from __future__ import annotations

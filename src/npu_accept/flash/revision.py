@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """i.MX95 silicon revision vs the revision an imx-boot container was built for.
 
 imx-mkimage (iMX95/soc.mak) appends `mx95<rev>-ahab-container.img` (the EdgeLock firmware of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Rockchip maskrom flashing with rkdeveloptool: `db LOADER`, `wl 0 IMAGE`, `rd`."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The `flash:` section of a board profile (docs/design.md, "Flashing")."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """i.MX over USB serial download with NXP's uuu: `uuu -b emmc_all BOOT IMAGE`.
 
 `emmc_all`/`sd_all` are uuu built-in scripts (mfgtools uuu/emmc_burn_all.lst): boot the

@@ -1,1 +1,2 @@
+# SPDX-License-Identifier: MIT
 """Lab integration: labgrid environments as suite targets, LAVA job templates, the oeqa bridge."""

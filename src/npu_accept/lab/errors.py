@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The one-sentence error of the lab integration."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A labgrid environment file as acceptance-suite targets: NetworkService + SSHDriver -> --target.
 
 labgrid is optional: it is imported only when an environment is given, and its absence is one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """LAVA job definitions for a board, rendered from lab/lava/*.yaml.j2 by its flash method.
 
     python3 -m npu_accept.lab.lava --board imx95-verdin --set image_url=… --set boot_url=… \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """oeqa's target as the suite's transport, so `testimage` runs the suite's own collector and checks.
 
 oeqa's SSH target (`oeqa.core.target.ssh.OESSHTarget`, TEST_TARGET = "simpleremote") offers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """pytest plugin: `--lg-env ENV.yaml` as an alternative to `--target` for the acceptance suite.
 
 Loaded from pytests/conftest.py. When labgrid is installed its own pytest plugin owns the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Stand-in for cviruntime's model_runner on a CV18xx board twin (no TPU here).
 
 It takes model_runner's command line (-i in.npz -m x.cvimodel -o out.npz -c N -r ref.npz

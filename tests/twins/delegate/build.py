@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Build the twin's Neutron stand-in delegate (libneutron_delegate.so) from its C source with gcc."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Make the twin's "Neutron-converted" model: RESHAPE nodes rewritten into custom op "NeutronGraph".
 
 A real neutron-converter replaces most of a graph with one NeutronGraph custom op that only the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * meta-npu board twin: a real TFLite external delegate standing in for NXP's libneutron_delegate.so.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The slice of the TFLite C ABI that an external delegate touches, written for meta-npu's board twin.
  *

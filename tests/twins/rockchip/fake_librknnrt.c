@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Stand-in for librknnrt.so: the C API of rknn_api.h (RKNN SDK 2.3.2), computing on the CPU. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Stand-in for rknn_server: carries its version string and waits to be killed. */
 #include <stdio.h>
 #include <unistd.h>

@@ -1,5 +1,6 @@
 # nooelint: oelint.var.mandatoryvar.HOMEPAGE
 # A one-line rule written for this layer; there is no upstream project or home page.
+# SPDX-License-Identifier: MIT
 SUMMARY = "udev rule that opens the i.MX95 Neutron NPU device to the video group"
 DESCRIPTION = "Installs 70-neutron.rules: /dev/neutron<N>, created root-only by NXP's \
 Neutron driver, becomes group video, mode 0660, so NPU users need not be root."

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Neutron NPU kernel configuration and DMA pool overlay for linux-fslc-imx, the kernel that
 # meta-freescale's imx-base.inc picks for NXP-BSP machines by default
 # (IMX_DEFAULT_KERNEL:imx-nxp-bsp ??= "linux-fslc-imx"; the community fslc distros keep it,

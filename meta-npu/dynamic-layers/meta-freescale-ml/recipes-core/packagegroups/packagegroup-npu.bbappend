@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # i.MX95 Neutron: package names as meta-freescale-ml walnascar (e55df3c0) builds them, and as
 # meta-imx's meta-imx-ml builds them under the same names in NXP's BSP (which also carries
 # meta-freescale-ml); compare NEUTRON_PKGS:mx95-nxp-bsp in recipes-fsl/packagegroups/

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "The user's Neutron-converted TFLite model for the i.MX95 acceptance suite"
 DESCRIPTION = "Installs a model converted by NXP's neutron-converter as \
 /usr/share/npu-models/mobilenet_v1_1.0_224_quant_neutron.tflite, the model the imx95-verdin \

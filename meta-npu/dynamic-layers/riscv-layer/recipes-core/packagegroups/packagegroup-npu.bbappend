@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sophgo CV18xx TPU (Milk-V Duo / Duo 256M / Duo S with meta-riscv): the family's packages.
 # NPU_FAMILY = "cvitek-tpu" is set by kas/milkv-duo256m.yml (or local.conf).
 NPU_DRIVER_PKGS:npu-cvitek-tpu ?= "cvitek-tpu"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "cvimodel flatbuffers schema of the CV18xx TPU runtime as C++ headers"
 DESCRIPTION = "proto/cvimodel.fbs and proto/parameter.fbs compiled by flatc into \
 cvibuilder/cvimodel_generated.h and parameter_generated.h, which cviruntime includes to read \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "Sophgo CV18xx TPU kernel driver with the cvi sys/base modules it runs beside"
 DESCRIPTION = "Out-of-tree kernel modules from sophgo/osdrv interdrv/: <chip>_tpu.ko \
 (platform driver \"cvi-tpu\", compatible \"cvitek,tpu\", /dev/cvi-tpu0, /proc/tpu/usage_profiling), \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "cnpy: read and write NumPy .npy/.npz files from C++ (Sophgo's TPU branch)"
 DESCRIPTION = "Carl Rogers' cnpy as Sophgo ships it for the CV18xx TPU SDK; model_runner \
 reads inputs and references and writes outputs as .npz through it."

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "Sophgo CV18xx TPU kernel-instruction library (libcvikernel)"
 DESCRIPTION = "Builds TIU/TDMA command buffers for the CV18xx TPU; cviruntime and cvimath \
 link against it. Built for one chip family (CHIP=cv181x or cv180x)."

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "Sophgo CV18xx TPU math helpers (libcvimath)"
 DESCRIPTION = "TPU-accelerated math primitives built on cvikernel and cviruntime, with their \
 samples."

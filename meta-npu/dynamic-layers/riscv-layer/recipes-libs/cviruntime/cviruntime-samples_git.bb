@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "Sophgo CV18xx TPU runtime samples: classifiers, model runner, detectors"
 DESCRIPTION = "The samples/ tree of cviruntime built against the installed runtime: \
 cvi_sample_classifier (+ _bf16, _fused_preprocess, _multi_batch), cvi_sample_model_runner, \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "Sophgo CV18xx TPU runtime (libcviruntime) with model_runner and cvimodel_tool"
 DESCRIPTION = "Loads .cvimodel files, allocates their weights, command buffers and tensors \
 from the ION carveout and runs them on /dev/cvi-tpu0 (CVI_NN_* API). Built with RUNTIME=SOC \

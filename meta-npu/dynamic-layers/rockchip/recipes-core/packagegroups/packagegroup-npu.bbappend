@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Rockchip families of packagegroup-npu (NPU_FAMILY, set by the kas board files).
 #
 # rknpu (vendor stack): the RKNPU driver is built into linux-rockchip (rknpu.cfg), so it has no

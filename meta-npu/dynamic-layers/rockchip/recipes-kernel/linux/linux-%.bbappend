@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The NPU kernel changes of both Rockchip stacks, chosen by recipe name at parse time:
 #   linux-rockchip  JeffyCN/meta-rockchip (vendor BSP 6.1): RKNPU driver + NPU SRAM
 #   linux-yocto     git.yoctoproject.org/meta-rockchip (mainline): Rocket accel driver

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "MobileNet v1 1.0 224 quantized (uint8) TFLite model for the NPU acceptance suite"
 DESCRIPTION = "TensorFlow's hosted mobilenet_v1_1.0_224_quant.tflite (release 2018_08_02), installed \
 as /usr/share/npu-models/mobilenet_v1_1.0_224_quant.tflite. The ROCK 5B profile runs it through \

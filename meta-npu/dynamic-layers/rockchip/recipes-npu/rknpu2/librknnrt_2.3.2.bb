@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "Rockchip RKNPU2 runtime library librknnrt"
 DESCRIPTION = "The RKNN runtime (librknnrt.so) that loads .rknn models and runs them on the \
 RKNPU of RK3588/RK3576 through the vendor kernel driver, with the rknn_api.h headers in -dev. \

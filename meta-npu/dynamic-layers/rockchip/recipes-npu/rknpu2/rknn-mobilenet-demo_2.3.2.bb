@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "RKNPU2 MobileNet v1 image classification demo"
 DESCRIPTION = "rknn_mobilenet_demo from rknn-toolkit2: classifies an image with the SoC's \
 mobilenet_v1.rknn and prints the top-5 classes. Run as \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "Rockchip RKNN debug server rknn_server"
 DESCRIPTION = "rknn_server, the board side of RKNN-Toolkit2's connected debugging and accuracy \
 analysis. It dlopens /usr/lib/librknnrt.so, reads its version with strings|grep|awk and refuses \

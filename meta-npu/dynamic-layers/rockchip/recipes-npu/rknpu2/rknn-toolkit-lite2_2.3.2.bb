@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "RKNN-Toolkit-Lite2: Python API (rknnlite) to run .rknn models on the board"
 DESCRIPTION = "Rockchip's prebuilt rknn_toolkit_lite2 wheel. Rockchip publishes it for CPython \
 3.7 to 3.12 on aarch64 only, so the recipe is skipped, with the reason, for any other Python or \

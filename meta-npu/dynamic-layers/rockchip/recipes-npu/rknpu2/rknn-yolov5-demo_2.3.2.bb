@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 SUMMARY = "RKNPU2 YOLOv5s object detection demo"
 DESCRIPTION = "rknn_yolov5_demo from rknn-toolkit2: detects objects with the SoC's \
 yolov5s-640-640.rknn, pre-processing with RGA. Run as \

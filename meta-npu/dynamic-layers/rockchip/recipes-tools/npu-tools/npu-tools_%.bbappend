@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The TFLite Python bindings npu-run imports on Rockchip boards: the CPU reference runs of the
 # acceptance suite on both stacks, and the Teflon delegate runs on the mainline (Rocket) stack.
 # python3-tensorflow-lite (tflite_runtime) comes from meta-tensorflow-lite, which the Rockchip

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Argument parsing shared by npu-run and npu-info: usage errors become one sentence and exit 2."""
 
 from __future__ import annotations

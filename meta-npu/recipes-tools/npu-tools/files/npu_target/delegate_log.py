@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Delegation lines that TFLite and vendor delegates print, as the runtime writes them.
 
 Wording read from the runtime itself: libLiteRt.so in ai-edge-litert 2.3.0 carries

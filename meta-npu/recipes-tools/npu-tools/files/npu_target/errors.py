@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The two kinds of failure the tools report: bad usage (exit 2) and a failed run (exit 1)."""
 
 

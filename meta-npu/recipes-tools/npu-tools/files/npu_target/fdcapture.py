@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Capture what native code writes to file descriptor 2 (the TFLite C++ runtime and delegates log there)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-info: probe the NPU stack of this board and print the npu-info/1 JSON (docs/npu-run.md)."""
 
 from __future__ import annotations

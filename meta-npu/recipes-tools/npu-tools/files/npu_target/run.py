@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-run: run a model on one backend and print the npu-run/1 JSON (docs/npu-run.md)."""
 
 from __future__ import annotations

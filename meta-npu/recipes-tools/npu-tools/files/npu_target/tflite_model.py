@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A minimal reader of the TFLite flatbuffer: operator codes and the operators of each subgraph.
 
 The board may have tflite_runtime without the generated schema module, so this reads the few

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Check the version strings inside Rockchip's prebuilt RKNN binaries at build time.
 #
 #   rknn-version-check.sh [--server RKNN_SERVER] [--runtime LIBRKNNRT] --expect X.Y.Z

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The backend interface of npu-run.
 
 A backend is a module `npu_target.backends.<module>` exposing one function:

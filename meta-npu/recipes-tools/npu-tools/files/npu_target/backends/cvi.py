@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cvi: run a .cvimodel on the Sophgo CV18xx TPU through cviruntime's model_runner.
 
 model_runner (sophgo/cviruntime tool/model_runner.cpp) takes an .npz of inputs keyed by tensor

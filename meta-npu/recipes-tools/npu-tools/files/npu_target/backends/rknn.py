@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """rknn: run a .rknn model on the Rockchip NPU through librknnrt's C API with ctypes.
 
 Structures and constants are those of rknn_api.h in airockchip/rknn-toolkit2 v2.3.2

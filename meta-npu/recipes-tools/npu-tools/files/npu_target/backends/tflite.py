@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tflite-cpu and tflite-delegate: run a .tflite model with tflite_runtime or ai_edge_litert.
 
 Node counting: the Python interpreter lists every node of the model followed by one node named

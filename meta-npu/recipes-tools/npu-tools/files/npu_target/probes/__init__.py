@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The probe interface of npu-info.
 
 A family probe is a module `npu_target.probes.<module>` exposing two functions:

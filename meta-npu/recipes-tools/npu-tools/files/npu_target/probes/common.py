@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Readers shared by all probes: files under sysfs/procfs/device tree, the `dmesg` command, the manifest.
 
 Everything goes through a ProbeContext so that npu-info can also inspect a copied tree (`--root`).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Sophgo CV18xx TPU (CV180x = CV1800B, CV181x = SG2002/SG2000) with sophgo/osdrv's driver.
 
 Facts and where they come from (sophgo/osdrv sg200x-dev interdrv/, sophgo/cviruntime):

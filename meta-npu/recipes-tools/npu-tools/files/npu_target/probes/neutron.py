@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """NXP i.MX95 Neutron NPU: driver (staging/neutron), remoteproc firmware, delegate, DMA pool.
 
 Facts and where they come from (docs/design.md, issue 3 check 1): MODULE_VERSION in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Rockchip RKNPU with the vendor driver (drivers/rknpu of the Rockchip BSP kernel), RK3588/RK3576.
 
 Facts and where they come from (RKNN SDK 2.3.2 guide, seed 004):

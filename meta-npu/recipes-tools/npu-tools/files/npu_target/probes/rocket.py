@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Rockchip NPU with the mainline Rocket accel driver (drivers/accel/rocket, Linux >= 6.18).
 
 Facts: the rocket module (/proc/modules, /sys/module/rocket), the accel nodes /dev/accel/accel*,
