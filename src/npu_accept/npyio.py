@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: MIT
+"""Safe .npy loading for files that come from a board or a user: the header is checked before any
+data is read.
+
+A board is untrusted input, and `numpy.load` trusts the header: a lying shape makes it allocate
+what the header claims, an object dtype needs pickle, a complex dtype slips through numeric
+checks. `read_header` parses the header itself (`ast.literal_eval`, bounded length), allows only
+bool, integer and real floating dtypes, and requires the declared data size to equal what the
+file holds; `load` then reads exactly that many bytes. Every refusal is an `NpyError` whose
+message is one sentence naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+MAGIC = b"\x93NUMPY"
+# numpy.lib.format refuses headers above 10 000 bytes by default too; np.save writes ~128.
+MAX_HEADER_BYTES = 10_000
+# kinds: b bool, i signed, u unsigned, f real floating point; at most 8 bytes per value.
+ALLOWED_KINDS = "biuf"
+MAX_ITEMSIZE = 8
+MAX_DIMS = 64  # numpy's own limit
+
+
+class NpyError(ValueError):
+    """A .npy file cannot be used; the message is one sentence naming the file and the fix."""
+
+
+@dataclass(frozen=True)
+class NpyHeader:
+    """What a checked .npy header declares, and where its data starts."""
+
+    path: Path
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    fortran_order: bool
+    data_offset: int
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+
+def read_header(path: Path, max_bytes: int | None = None) -> NpyHeader:
+    """The checked header of `path`; NpyError (one sentence) on anything np.save would not write,
+    a refused dtype, a declared size that differs from the file's, or data above `max_bytes`."""
+    path = Path(path)
+    try:
+        with path.open("rb") as stream:
+            raw, offset = _raw_header(stream, path)
+            file_size = os.fstat(stream.fileno()).st_size
+    except FileNotFoundError:
+        raise NpyError(f"{path} does not exist; give the path of a .npy file.") from None
+    except IsADirectoryError:
+        raise NpyError(f"{path} is a directory; give the path of a .npy file.") from None
+    except OSError as exc:
+        raise NpyError(f"{path} cannot be read ({exc.strerror or exc}); check the file.") from None
+    fields = _parse_fields(raw, path)
+    if not isinstance(fields["fortran_order"], bool):
+        raise _malformed(path, "fortran_order is not true or false")
+    dtype, shape = _checked_dtype(fields["descr"], path), _checked_shape(fields["shape"], path)
+    header = NpyHeader(path, dtype, shape, fields["fortran_order"], offset)
+    held = file_size - offset
+    if held != header.nbytes:
+        raise NpyError(
+            f"{path} declares shape {list(header.shape)} of {header.dtype.name} ({header.nbytes} bytes "
+            f"of data) but holds {held} bytes; the file is truncated or its header is wrong, copy it again."
+        )
+    if max_bytes is not None and header.nbytes > max_bytes:
+        raise NpyError(
+            f"{path} holds {header.nbytes} bytes of data, more than the limit of {max_bytes}; "
+            "save a smaller output or raise the limit."
+        )
+    return header
+
+
+def load(path: Path, max_bytes: int | None = None) -> np.ndarray:
+    """The array in `path`, read after `read_header` accepted it (never through pickle)."""
+    header = read_header(path, max_bytes)
+    flat = read_flat(header, 0, header.size)
+    order = "F" if header.fortran_order else "C"
+    return flat.reshape(header.shape, order=order)
+
+
+def read_flat(header: NpyHeader, start: int, count: int, into: np.ndarray | None = None) -> np.ndarray:
+    """`count` values from element `start` on, in file order (C order unless fortran_order).
+
+    `into` (a 1-D array of the header's dtype and at least `count` values) is filled and its first
+    `count` values returned, so a caller streaming a large file reuses one buffer.
+    """
+    if start < 0 or count < 0 or start + count > header.size:
+        raise ValueError(f"elements {start}..{start + count} are outside {header.path}'s {header.size}")
+    buffer = np.empty(count, header.dtype) if into is None else into[:count]
+    if count == 0:
+        return buffer
+    want = count * header.dtype.itemsize
+    try:
+        with header.path.open("rb") as stream:
+            stream.seek(header.data_offset + start * header.dtype.itemsize)
+            got = stream.readinto(memoryview(buffer.view(np.uint8)))
+    except OSError as exc:
+        raise NpyError(f"{header.path} cannot be read ({exc.strerror or exc}); check the file.") from None
+    if got != want:
+        raise NpyError(
+            f"{header.path} ended after {got} of {want} bytes while being read; "
+            "it changed while in use, copy it again."
+        )
+    return buffer
+
+
+def _raw_header(stream: BinaryIO, path: Path) -> tuple[bytes, int]:
+    lead = stream.read(len(MAGIC) + 2)
+    if len(lead) < len(MAGIC) + 2 or not lead.startswith(MAGIC):
+        raise NpyError(f"{path} is not a .npy file (no NUMPY magic); save arrays with numpy.save.")
+    major = lead[len(MAGIC)]
+    if major not in (1, 2, 3):
+        raise NpyError(
+            f"{path} is .npy format version {major}.{lead[-1]}, which this tool does not read; "
+            "save it with numpy.save."
+        )
+    size_format = "<H" if major == 1 else "<I"
+    size_bytes = stream.read(struct.calcsize(size_format))
+    if len(size_bytes) != struct.calcsize(size_format):
+        raise _malformed(path, "the header length is cut off")
+    (length,) = struct.unpack(size_format, size_bytes)
+    if length > MAX_HEADER_BYTES:
+        raise _malformed(path, f"the header claims {length} bytes, more than {MAX_HEADER_BYTES}")
+    raw = stream.read(length)
+    if len(raw) != length:
+        raise _malformed(path, "the header is cut off")
+    encoding = "utf-8" if major == 3 else "latin-1"
+    try:
+        return raw.decode(encoding).encode("utf-8"), len(lead) + len(size_bytes) + length
+    except UnicodeDecodeError:
+        raise _malformed(path, "the header is not text") from None
+
+
+def _parse_fields(raw: bytes, path: Path) -> dict[str, Any]:
+    try:
+        fields = ast.literal_eval(raw.decode("utf-8"))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise _malformed(path, "the header is not a Python literal") from None
+    if not isinstance(fields, dict) or set(fields) != {"descr", "fortran_order", "shape"}:
+        raise _malformed(path, "the header does not hold exactly descr, fortran_order and shape")
+    return fields
+
+
+def _checked_dtype(descr: Any, path: Path) -> np.dtype:
+    if not isinstance(descr, str):
+        raise NpyError(f"{path} holds a structured array; save one plain numeric array per file.")
+    try:
+        dtype = np.dtype(descr)
+    except (TypeError, ValueError):
+        raise _malformed(path, f"the dtype {descr!r} is unknown") from None
+    return check_dtype(dtype, path)
+
+
+def check_dtype(dtype: np.dtype, path: Path | str) -> np.dtype:
+    """`dtype` if it is bool, integer or real floating point of at most 8 bytes; else NpyError."""
+    if dtype.kind == "O":
+        raise NpyError(
+            f"{path} holds Python objects (dtype object), which only pickle can load; "
+            "save a numeric array instead."
+        )
+    if dtype.kind == "c":
+        raise NpyError(
+            f"{path} holds complex values ({dtype.name}), which cannot be compared as NPU outputs; "
+            "save the real and imaginary parts as separate real arrays."
+        )
+    if dtype.kind not in ALLOWED_KINDS or dtype.itemsize > MAX_ITEMSIZE or dtype.fields is not None:
+        raise NpyError(
+            f"{path} holds {dtype.name} values, not numbers; save a bool, integer or float32/float64 array."
+        )
+    return dtype
+
+
+def _checked_shape(shape: Any, path: Path) -> tuple[int, ...]:
+    if (
+        not isinstance(shape, tuple)
+        or len(shape) > MAX_DIMS
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+    ):
+        raise _malformed(path, f"the shape {shape!r} is not a tuple of non-negative integers")
+    return shape
+
+
+def _malformed(path: Path, why: str) -> NpyError:
+    return NpyError(f"{path} has a malformed .npy header ({why}); save the array again with numpy.save.")
