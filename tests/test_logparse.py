@@ -12,7 +12,7 @@ import pytest
 
 from npu_accept import logparse
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "seed000"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "imx95-a0-field-report"
 
 
 def _text(name: str) -> str:

@@ -106,6 +106,9 @@ class Profile:
     memory: dict[str, Any] | None = None
     flash: dict[str, Any] | None = None
     description: str = ""
+    kernel_log: dict[str, Any] | None = None  # check 8: {allow: [regex, …]}
+    determinism: dict[str, Any] | None = None  # check 9: {runs: N}
+    pairing: dict[str, Any] | None = None  # check 10: {converter: "NeutronSDK_…+LF_…"}
 
     @property
     def has_npu(self) -> bool:
@@ -250,6 +253,9 @@ def _build(data: dict[str, Any], path: Path) -> Profile:
         daemon=data.get("daemon"),
         memory=data.get("memory"),
         flash=data.get("flash"),
+        kernel_log=data.get("kernel_log"),
+        determinism=data.get("determinism"),
+        pairing=data.get("pairing"),
     )
 
 

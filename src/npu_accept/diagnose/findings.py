@@ -1,0 +1,541 @@
+# SPDX-License-Identifier: MIT
+"""The findings npu-diagnose can make, each from the facts of the inputs, most likely cause first.
+
+A finding is one sentence naming the cause, the evidence lines it rests on, and what to do.
+Ranks order them: a silicon revision the NPU stack does not support explains everything after it
+(the i.MX95 A0 field report), then a runtime that refuses the model, kernel faults, converter
+and BSP mismatches, a model the converter did not really compile, delegation, outputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from npu_accept import compare
+from npu_accept.diagnose import kernel_faults, pairings
+from npu_accept.diagnose.sources import STATED_REVISION, Document, Evidence, quote
+from npu_accept.logparse import DELEGATE_VERSION, parse_label_image
+from npu_accept.profile import Profile
+
+# drivers/soc/imx/soc-imx9.c: /sys/devices/soc0/revision of the i.MX95; B0 is the supported one.
+IMX95_REVISIONS = {"1.0": "A0", "1.1": "A1", "2.0": "B0"}
+IMX95_BAD = {"1.0": "A0", "1.1": "A1"}
+IMX95_TEXT = re.compile(r"i\.?MX\s?95|imx95", re.IGNORECASE)
+UBOOT_CPU = re.compile(r"CPU:\s+i\.MX(?P<soc>\w+) rev(?P<rev>\d+\.\d+)")
+KERNEL_RELEASE = re.compile(
+    r"(?:Linux version|kernel(?: version| release)?|カーネル\S*)\s*[:：]?\s*(?P<rel>\d+\.\d+\.\d+[-\w.+]*)",
+    re.IGNORECASE,
+)
+CLOCK = re.compile(r"Clock Frequency:\s*(?P<v>-?[\d.]+|-?nan)\s*MHz", re.IGNORECASE)
+CYCLES = re.compile(r"Clock cycles per inference:\s*(?P<v>-?[\d,.]+|-?nan)", re.IGNORECASE)
+LATENCY = re.compile(r"Latency per inference:\s*(?P<v>-?[\d.]+|-?nan)", re.IGNORECASE)
+INVOKE_ERROR = re.compile(r"Failed to invoke|failed to invoke|Node number \d+ \(\S+\) failed to invoke")
+RKNN_MODEL_VERSION = re.compile(r"Invalid RKNN model version (?P<v>\d+)")
+RKNN_RUNTIME = re.compile(r"librknnrt version: (?P<v>\d+(?:\.\d+)+)")
+RKNN_SERVER = re.compile(r"rknn_server version: (?P<v>\d+(?:\.\d+)+)")
+RKNN_MODEL_INFO = re.compile(
+    r"RKNN Model Information, version: (?P<format>\d+), toolkit version: (?P<v>\d+(?:\.\d+)+)"
+)
+CVI_CHIP = re.compile(r"cvimodel built for (?P<model>\S+) CANNOT run on platform (?P<board>\S+)")
+CVI_ION = re.compile(r"ion alloc failed|alloc memory for (?:weight|dmabuf|decompressed dmabuf) failed")
+CVI_CHIPS = ("cv180x", "cv181x", "cv182x", "cv183x")
+
+
+@dataclass(frozen=True)
+class Finding:
+    rank: int
+    code: str
+    sentence: str
+    action: str
+    evidence: tuple[Evidence, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "sentence": self.sentence,
+            "action": self.action,
+            "evidence": [e.as_dict() for e in self.evidence],
+        }
+
+
+@dataclass
+class Context:
+    """The inputs and what is known of the board they come from."""
+
+    docs: list[Document]
+    profile: Profile | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def of(self, *kinds: str) -> list[Document]:
+        return [d for d in self.docs if set(kinds) & set(d.kinds)]
+
+    def npu_info(self) -> dict[str, Any]:
+        found = [d.json for d in self.of("npu-info") if d.json]
+        return found[0] if found else {}
+
+    @property
+    def family(self) -> str | None:
+        if self.profile is not None:
+            return self.profile.family
+        return self.npu_info().get("family") or None
+
+    def is_imx95(self) -> bool:
+        if self.profile is not None and self.profile.soc.soc_id:
+            return self.profile.soc.soc_id == "i.MX95"
+        soc = self.npu_info().get("soc") or {}
+        if soc.get("soc_id"):
+            return soc["soc_id"] == "i.MX95"
+        return any(IMX95_TEXT.search(d.text) for d in self.docs)
+
+    def bad_revisions(self) -> dict[str, str]:
+        if self.profile is not None and self.profile.soc.revisions_bad:
+            return dict(self.profile.soc.revisions_bad)
+        return IMX95_BAD
+
+    def kernel_release(self) -> tuple[str, Evidence | None] | None:
+        info = self.npu_info()
+        if info.get("kernel"):
+            return str(info["kernel"]), None
+        for doc in self.docs:
+            for evidence, match in doc.grep(KERNEL_RELEASE):
+                return match.group("rel"), evidence
+        return None
+
+
+Rule = Callable[[Context], list[Finding]]
+
+
+def silicon(ctx: Context) -> list[Finding]:
+    if not ctx.is_imx95():
+        return []
+    for revision, evidence, where in _revisions(ctx):
+        label = ctx.bad_revisions().get(revision) if revision in IMX95_REVISIONS else None
+        label = label or (revision if revision in ("A0", "A1") else None)
+        if label is None:
+            continue
+        shown = revision if revision in ("A0", "A1") else f"{label} (revision {revision})"
+        return [
+            Finding(
+                10,
+                "silicon-revision",
+                f"The SoC is i.MX95 {shown}, {where}: NPU acceleration is supported on B0 silicon only, "
+                "so an A-silicon board runs the model but its NPU outputs cannot be trusted.",
+                "Run on a board with i.MX95 B0 silicon (/sys/devices/soc0/revision 2.0); no software "
+                "change makes A0/A1 silicon pass.",
+                (evidence,) if evidence else (),
+            )
+        ]
+    return []
+
+
+def _revisions(ctx: Context) -> list[tuple[str, Evidence | None, str]]:
+    """(revision or A0/A1 label, evidence, where it was read), strongest source first."""
+    found: list[tuple[str, Evidence | None, str]] = []
+    for doc in ctx.of("npu-info"):
+        revision = ((doc.json or {}).get("soc") or {}).get("revision")
+        if revision:
+            found.append(
+                (str(revision), Evidence(doc.name, None, f'"revision": "{revision}"'), "from npu-info")
+            )
+    for doc in ctx.of("soc-revision"):
+        found.append(
+            (doc.text.strip(), Evidence(doc.name, 1, doc.text.strip()), "from /sys/devices/soc0/revision")
+        )
+    for doc in ctx.of("uboot-log"):
+        for evidence, match in doc.grep(UBOOT_CPU):
+            if match.group("soc") == "95":
+                found.append((match.group("rev"), evidence, "from U-Boot's CPU line"))
+    for doc in ctx.of("report-text"):
+        for evidence, match in doc.grep(STATED_REVISION):
+            found.append((match.group("label").upper(), evidence, "as the report states"))
+    return found
+
+
+def converter_without_model(ctx: Context) -> list[Finding]:
+    findings = []
+    for doc in ctx.of("converter-stats"):
+        hits = [(ev, m) for pattern in (CLOCK, CYCLES, LATENCY) for ev, m in doc.grep(pattern)[:1]]
+        broken = [(ev, m) for ev, m in hits if _zero_or_nan(m.group("v"))]
+        if not broken:
+            continue
+        said = ", ".join(quote(ev.text) for ev, _ in broken)
+        findings.append(
+            Finding(
+                30,
+                "converter-no-performance-model",
+                f"neutron-converter printed {said}: it had no performance model for the target, so the "
+                "model was not really compiled for this NPU.",
+                "Convert again with the Neutron SDK of the board's BSP release and --target imx95, and "
+                "check that --dump-statistics then reports a clock frequency and a cycle count.",
+                tuple(ev for ev, _ in broken),
+            )
+        )
+    return findings
+
+
+def _zero_or_nan(value: str) -> bool:
+    if "nan" in value.lower():
+        return True
+    try:
+        return float(value.replace(",", "")) == 0.0
+    except ValueError:
+        return False
+
+
+def sdk_bsp_mismatch(ctx: Context) -> list[Finding]:
+    release = ctx.kernel_release()
+    if release is None:
+        return []
+    kernel, kernel_evidence = release
+    findings = []
+    for doc in ctx.docs:
+        for evidence, _ in doc.grep(pairings.NEUTRON_SDK):
+            sdk = pairings.neutron_sdk(evidence.text)
+            clause = pairings.neutron_mismatch(sdk, kernel) if sdk else None
+            if clause:
+                findings.append(
+                    Finding(
+                        25,
+                        "converter-bsp-mismatch",
+                        f"The converter and the board do not pair: {clause}.",
+                        f"Convert with the Neutron SDK whose name ends in +LF_ of the board's BSP "
+                        f"(kernel {pairings.kernel_version(kernel)}), or flash the BSP the SDK belongs to.",
+                        tuple(e for e in (evidence, kernel_evidence) if e),
+                    )
+                )
+                return findings
+    return findings + _delegate_bsp_mismatch(ctx, kernel, kernel_evidence)
+
+
+def _delegate_bsp_mismatch(ctx: Context, kernel: str, kernel_evidence: Evidence | None) -> list[Finding]:
+    for doc in ctx.of("tflite-log"):
+        for evidence, match in doc.grep(DELEGATE_VERSION):
+            bsp = pairings.known_delegate_bsp(match.group("version"))
+            board = pairings.kernel_version(kernel)
+            if bsp and board and board not in bsp:
+                return [
+                    Finding(
+                        26,
+                        "delegate-bsp-mismatch",
+                        f"The Neutron delegate {match.group('version')} belongs to {bsp} but the board "
+                        f"runs kernel {kernel}.",
+                        "Install the delegate of the board's BSP release (tensorflow-lite-neutron-delegate "
+                        "built from the same meta-imx release as the kernel).",
+                        tuple(e for e in (evidence, kernel_evidence) if e),
+                    )
+                ]
+    return []
+
+
+def delegation(ctx: Context) -> list[Finding]:
+    findings: list[Finding] = []
+    for doc in ctx.of("tflite-log", "tflite-verbose"):
+        log = parse_label_image(doc.text)
+        npu = [d for d in log.delegations if "xnnpack" not in d.name.lower()]
+        xnnpack = [d for d in log.delegations if "xnnpack" in d.name.lower() and d.delegated > 0]
+        taken = [d for d in npu if d.delegated > 0]
+        evidence = tuple(_line_of(doc, d.text) for d in (npu or xnnpack)[:2])
+        if npu and not taken:
+            findings.append(
+                Finding(
+                    40,
+                    "nothing-offloaded",
+                    f"The NPU delegate loaded but offloaded nothing: {quote(npu[0].text)}.",
+                    "Convert the model for this NPU first (the converted model carries the NPU's custom "
+                    "op, e.g. NeutronGraph) and run that file through the delegate.",
+                    evidence,
+                )
+            )
+        elif xnnpack and not taken:
+            findings.append(
+                Finding(
+                    45,
+                    "xnnpack-took-over",
+                    "XNNPACK took the graph on the CPU and no NPU delegate took any node: "
+                    f"{quote(xnnpack[0].text)}.",
+                    "Pass the NPU delegate (--external_delegate_path) with an NPU-converted model and "
+                    "disable the default XNNPACK delegate (--use_xnnpack=false) for NPU runs.",
+                    evidence,
+                )
+            )
+        findings += _only_dequantize(doc, log) + _invoke_errors(doc)
+    return findings
+
+
+def _only_dequantize(doc: Document, log: Any) -> list[Finding]:
+    delegated = [n for n in log.nodes if n.delegated_by is not None]
+    if not delegated or any(n.op != "DEQUANTIZE" for n in delegated):
+        return []
+    lines = [_line_of(doc, f"Node {n.index} Operator") for n in delegated[:2]]
+    return [
+        Finding(
+            41,
+            "only-dequantize-offloaded",
+            f"The delegate took only {len(delegated)} DEQUANTIZE node(s): the model's real work runs on "
+            "the CPU.",
+            "Convert the model for this NPU (quantized, with the vendor converter) instead of delegating "
+            "a float model.",
+            tuple(lines),
+        )
+    ]
+
+
+def _invoke_errors(doc: Document) -> list[Finding]:
+    hits = doc.grep(INVOKE_ERROR)
+    if not hits:
+        return []
+    return [
+        Finding(
+            35,
+            "invoke-error",
+            f"Invoke failed: {hits[0][0].quoted()}.",
+            "Read the delegate's lines just before it; run the same model on the CPU to tell a model "
+            "problem from an NPU one.",
+            tuple(ev for ev, _ in hits[:2]),
+        )
+    ]
+
+
+def _line_of(doc: Document, text: str) -> Evidence:
+    for number, line in enumerate(doc.lines, start=1):
+        if text in line:
+            return Evidence(doc.name, number, line)
+    return Evidence(doc.name, None, text)
+
+
+def kernel(ctx: Context) -> list[Finding]:
+    allow = ()
+    if ctx.profile is not None and ctx.profile.kernel_log:
+        allow = kernel_faults.compile_allowlist(ctx.profile.kernel_log.get("allow") or [])
+    findings = []
+    for doc in ctx.of("kernel-log"):
+        faults = kernel_faults.scan(doc.lines, ctx.family, allow)
+        by_pattern: dict[str, list[kernel_faults.KernelFault]] = {}
+        for fault in faults:
+            by_pattern.setdefault(fault.pattern.name, []).append(fault)
+        for name, group in by_pattern.items():
+            pattern = group[0].pattern
+            more = f" ({len(group)} such lines)" if len(group) > 1 else ""
+            findings.append(
+                Finding(
+                    20,
+                    f"kernel-{name}",
+                    f"The kernel log shows {pattern.meaning}{more}: "
+                    f"{quote(group[0].text, group[0].matched)}.",
+                    pattern.action[:1].upper() + pattern.action[1:] + ".",
+                    tuple(Evidence(doc.name, f.line_no, f.text, f.matched) for f in group[:3]),
+                )
+            )
+    return findings
+
+
+def rknn(ctx: Context) -> list[Finding]:
+    findings = []
+    runtime = _first(ctx, RKNN_RUNTIME)
+    for doc in ctx.of("rknn-log", "tflite-log"):
+        for evidence, match in doc.grep(RKNN_MODEL_VERSION)[:1]:
+            has = f"librknnrt {runtime[1].group('v')}" if runtime else "the board's librknnrt"
+            findings.append(
+                Finding(
+                    15,
+                    "rknn-model-version",
+                    f'{has} refused the model ("Invalid RKNN model version {match.group("v")}"): the model '
+                    "was exported by a newer RKNN-Toolkit2 than this runtime understands.",
+                    "Install librknnrt and rknn_server of the toolkit's release (airockchip/rknn-toolkit2 "
+                    "rknpu2/runtime) or export the model with the toolkit of the board's runtime.",
+                    tuple(e for e in (evidence, runtime[0] if runtime else None) if e),
+                )
+            )
+    return findings + _rknn_pairing(ctx, runtime) + _rknn_server(ctx, runtime)
+
+
+def _first(ctx: Context, pattern: re.Pattern[str]) -> tuple[Evidence, re.Match[str]] | None:
+    for doc in ctx.docs:
+        hits = doc.grep(pattern)
+        if hits:
+            return hits[0]
+    return None
+
+
+def _runtime_version(
+    ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None
+) -> tuple[str, Evidence] | None:
+    if runtime:
+        return runtime[1].group("v"), runtime[0]
+    for doc in ctx.of("npu-info"):
+        version = ((doc.json or {}).get("runtime") or {}).get("version")
+        if version and (doc.json or {}).get("family") == "rknpu":
+            return str(version), Evidence(doc.name, None, f'"runtime": {{"version": "{version}"}}')
+    return None
+
+
+def _rknn_pairing(ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None) -> list[Finding]:
+    board = _runtime_version(ctx, runtime)
+    if board is None:
+        return []
+    made: list[tuple[str, Evidence]] = []
+    for doc in ctx.of("rknn-model"):
+        info = pairings.rknn_model_info(doc.data)
+        if info and info.toolkit_version:
+            made.append(
+                (info.toolkit_version, Evidence(doc.name, None, f'"version": "{info.toolkit_version}"'))
+            )
+    model_line = _first(ctx, RKNN_MODEL_INFO)
+    if model_line:
+        made.append((model_line[1].group("v"), model_line[0]))
+    for toolkit, evidence in made:
+        clause = pairings.rknn_mismatch(toolkit, board[0])
+        if clause:
+            return [
+                Finding(
+                    16,
+                    "rknn-toolkit-runtime",
+                    f"The model and the runtime do not pair: {clause}.",
+                    "Install librknnrt and rknn_server of the toolkit's release (airockchip/rknn-toolkit2 "
+                    f"rknpu2/runtime), or export the model with RKNN-Toolkit2 {board[0]}.",
+                    (evidence, board[1]),
+                )
+            ]
+    return []
+
+
+def _rknn_server(ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None) -> list[Finding]:
+    for doc in ctx.of("npu-info"):
+        info = doc.json or {}
+        daemon = info.get("daemon") or {}
+        if info.get("family") == "rknpu" and daemon.get("path") and daemon.get("running") is False:
+            return [
+                Finding(
+                    27,
+                    "rknn-server-down",
+                    "rknn_server is installed but not running, so RKNN-Toolkit2 cannot reach the board.",
+                    "Start it (systemctl start rknn-server, or /etc/init.d/rknn-server start) and enable it.",
+                    (Evidence(doc.name, None, '"daemon": {"running": false}'),),
+                )
+            ]
+    server = _first(ctx, RKNN_SERVER)
+    board = _runtime_version(ctx, runtime)
+    if server and board and pairings.version_tuple(server[1].group("v")) != pairings.version_tuple(board[0]):
+        return [
+            Finding(
+                27,
+                "rknn-server-version",
+                f"rknn_server {server[1].group('v')} and librknnrt {board[0]} are of different releases.",
+                "Install rknn_server and librknnrt from the same RKNN SDK release (rknpu2/runtime of "
+                "airockchip/rknn-toolkit2).",
+                (server[0], board[1]),
+            )
+        ]
+    return []
+
+
+def cv18xx(ctx: Context) -> list[Finding]:
+    findings = []
+    for doc in ctx.of("cvi-log", "kernel-log"):
+        for evidence, match in doc.grep(CVI_CHIP)[:1]:
+            findings.append(
+                Finding(
+                    15,
+                    "cvimodel-chip",
+                    f"The cvimodel was built for {match.group('model')} but the board is "
+                    f"{match.group('board')}, so the runtime refused it.",
+                    f"Compile the model again with model_deploy --processor {match.group('board')}.",
+                    (evidence,),
+                )
+            )
+        hits = doc.grep(CVI_ION)
+        if hits:
+            findings.append(
+                Finding(
+                    22,
+                    "cvi-ion-alloc",
+                    f"The TPU runtime could not allocate ION memory: {hits[0][0].quoted()}.",
+                    "Enlarge the ion-region carveout in the device tree (model_tool --info names the ION "
+                    "memory the model needs) or free the buffers other processes hold.",
+                    tuple(ev for ev, _ in hits[:2]),
+                )
+            )
+    return findings + _cvimodel_files(ctx)
+
+
+def _cvimodel_files(ctx: Context) -> list[Finding]:
+    board = _board_chip(ctx)
+    findings = []
+    for doc in ctx.of("cvimodel"):
+        chip = doc.data[30:46].split(b"\0")[0].decode("ascii", "replace") if len(doc.data) >= 48 else ""
+        if board and chip in CVI_CHIPS and chip != board:
+            findings.append(
+                Finding(
+                    15,
+                    "cvimodel-chip",
+                    f"The cvimodel {doc.name} was built for {chip} but the board is {board}.",
+                    f"Compile the model again with model_deploy --processor {board}.",
+                    (Evidence(doc.name, None, f"chip {chip} (header byte 30)"),),
+                )
+            )
+    return findings
+
+
+def _board_chip(ctx: Context) -> str | None:
+    compatibles = list(((ctx.npu_info().get("soc") or {}).get("compatible")) or [])
+    if ctx.profile is not None:
+        compatibles += list(ctx.profile.soc.compatible)
+    for value in compatibles:
+        name = str(value).partition(",")[2]
+        if name in CVI_CHIPS:
+            return name
+    return None
+
+
+def outputs(ctx: Context) -> list[Finding]:
+    arrays = ctx.of("npy")
+    if not arrays:
+        return []
+    refs = [d for d in arrays if re.search(r"cpu|ref|golden", d.name, re.IGNORECASE)]
+    outs = [d for d in arrays if d not in refs]
+    if not refs and len(outs) == 2:
+        refs, outs = outs[:1], outs[1:]
+    findings = []
+    for index, out in enumerate(outs):
+        ref = refs[index] if index < len(refs) else None
+        same = ref is not None and ref.array is not None and ref.array.size == out.array.size
+        problem = compare.degenerate_reason(
+            np.asarray(out.array, dtype=np.float64),
+            np.asarray(ref.array, dtype=np.float64).reshape(out.array.shape) if same else None,
+        )
+        if problem:
+            against = f" (against {ref.name})" if same else ""
+            findings.append(
+                Finding(
+                    50,
+                    "degenerate-output",
+                    f"The output {out.name} is degenerate{against}: {problem}.",
+                    "Fix the causes listed above first; with none, check the model's conversion "
+                    "(quantization parameters) and compare the NPU and CPU runs layer by layer.",
+                    (Evidence(out.name, None, f"shape {list(out.array.shape)} dtype {out.array.dtype}"),),
+                )
+            )
+    return findings
+
+
+RULES: tuple[Rule, ...] = (
+    silicon,
+    converter_without_model,
+    sdk_bsp_mismatch,
+    delegation,
+    kernel,
+    rknn,
+    cv18xx,
+    outputs,
+)
+
+
+def diagnose(ctx: Context) -> list[Finding]:
+    """Every finding, most likely cause first."""
+    found = [finding for rule in RULES for finding in rule(ctx)]
+    return sorted(found, key=lambda f: f.rank)

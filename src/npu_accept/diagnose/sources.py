@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: MIT
+"""What the user handed npu-diagnose: each input read once, recognised by its content.
+
+An input is whatever the user has — a label_image / benchmark_model log, a neutron-converter
+`--dump-statistics` print-out, a dmesg, an RKNN runtime log, a model_runner output, an
+`npu-info --json`, a .npy output, a .rknn or .cvimodel file, a whole forum post with several of
+these pasted into it — so one input may be recognised as several kinds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MAX_INPUT_BYTES = 64 << 20
+QUOTE_CHARS = 160
+NPY_MAGIC = b"\x93NUMPY"
+
+KIND_TITLES = {
+    "npy": "NumPy output tensor",
+    "npu-info": "npu-info --json",
+    "npu-run": "npu-run --json",
+    "rknn-model": ".rknn model",
+    "cvimodel": ".cvimodel model",
+    "converter-stats": "neutron-converter --dump-statistics output",
+    "tflite-log": "TFLite log (label_image / benchmark_model)",
+    "tflite-verbose": "TFLite verbose interpreter dump (-v 1)",
+    "kernel-log": "kernel log (dmesg)",
+    "rknn-log": "RKNN runtime log",
+    "cvi-log": "CV18xx runtime / model_runner output",
+    "uboot-log": "U-Boot console",
+    "soc-revision": "/sys/devices/soc0/revision",
+    "report-text": "a report's own words",
+}
+
+TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "converter-stats",
+        re.compile(r"neutron-converter|Statistics for NeutronGraph|Clock cycles per inference:"),
+    ),
+    (
+        "tflite-log",
+        re.compile(
+            r"INFO: Loaded model|nodes delegated out of|node\(s\) with delegate|EXTERNAL delegate|"
+            r"XNNPACK delegate for CPU|label_image|benchmark_model|failed to invoke|Failed to invoke"
+        ),
+    ),
+    ("tflite-verbose", re.compile(r"Execution plan as the list of|Operator (?:Builtin Code|Custom Name)")),
+    ("kernel-log", re.compile(r"^\s*(?:<\d+>)?\[\s*\d+\.\d+\]|Linux version \d", re.MULTILINE)),
+    ("rknn-log", re.compile(r"RKNN: \[|librknnrt version|rknn_server|RKNN Runtime Information|rknn-toolkit")),
+    ("cvi-log", re.compile(r"cvimodel|CviModel|model_runner|ion alloc failed|CVI_NN_")),
+    ("uboot-log", re.compile(r"CPU:\s+i\.MX\w+ rev\d+\.\d+")),
+)
+REVISION_ONLY = re.compile(r"^\s*\d+\.\d+\s*$")
+STATED_REVISION = re.compile(
+    r"(?:silicon|revision|\brev\b\.?|シリコン|リビジョン|ревизи)[^\n]{0,24}?[(\s]?(?P<label>[AB][0-9])\b",
+    re.IGNORECASE,
+)
+
+
+class InputError(Exception):
+    """An input cannot be read; the message is one sentence naming it and the fix."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A line of an input that a finding rests on."""
+
+    source: str
+    line_no: int | None
+    text: str
+    focus: str | None = None  # the matched part, kept visible when a long line is cut
+
+    def quoted(self) -> str:
+        """The line escaped (no control characters) and bounded, centred on the matched part."""
+        return quote(self.text, self.focus)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "line": self.line_no, "text": self.quoted()}
+
+
+def quote(text: str, around: str | None = None) -> str:
+    cleaned = "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" for c in text.strip())
+    if len(cleaned) <= QUOTE_CHARS:
+        return cleaned
+    centre = cleaned.find(around) if around else -1
+    start = max(0, min(centre - QUOTE_CHARS // 3, len(cleaned) - QUOTE_CHARS)) if centre >= 0 else 0
+    piece = cleaned[start : start + QUOTE_CHARS]
+    return ("…" if start else "") + piece + ("…" if start + QUOTE_CHARS < len(cleaned) else "")
+
+
+@dataclass
+class Document:
+    """One input: its name, its text (or array / bytes), and the kinds recognised in it."""
+
+    name: str
+    text: str = ""
+    data: bytes = b""
+    array: np.ndarray | None = None
+    json: dict[str, Any] | None = None
+    kinds: list[str] = field(default_factory=list)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+    def grep(self, pattern: re.Pattern[str]) -> list[tuple[Evidence, re.Match[str]]]:
+        found = []
+        for number, line in enumerate(self.lines, start=1):
+            match = pattern.search(line)
+            if match:
+                found.append((Evidence(self.name, number, line, match.group(0)), match))
+        return found
+
+    def evidence(self, line_no: int) -> Evidence:
+        return Evidence(self.name, line_no, self.lines[line_no - 1])
+
+    @property
+    def described(self) -> str:
+        return ", ".join(KIND_TITLES[k] for k in self.kinds) or "nothing recognised"
+
+
+def read_input(spec: str, stdin: Any = None) -> Document:
+    """Read one FILE argument ('-' = standard input) and recognise it."""
+    if spec == "-":
+        raw = (stdin.buffer if hasattr(stdin, "buffer") else stdin).read(MAX_INPUT_BYTES + 1)
+        name = "stdin"
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            raise InputError(
+                f"{spec} is not a file; give the path of a log, a print-out or an output tensor."
+            )
+        if path.stat().st_size > MAX_INPUT_BYTES:
+            raise InputError(
+                f"{spec} is larger than {MAX_INPUT_BYTES >> 20} MiB; give the relevant part of the log."
+            )
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{spec} cannot be read ({exc.strerror}); check its permissions.") from None
+        name = path.name
+    if len(raw) > MAX_INPUT_BYTES:
+        raise InputError(
+            f"standard input is larger than {MAX_INPUT_BYTES >> 20} MiB; give the relevant part."
+        )
+    return recognise(name, raw)
+
+
+def recognise(name: str, raw: bytes) -> Document:
+    """The document with every kind its content shows."""
+    if raw.startswith(NPY_MAGIC):
+        return _npy(name, raw)
+    if raw.startswith(b"RKNN"):
+        return Document(name, data=raw, kinds=["rknn-model"])
+    if raw.startswith(b"CviModel"):
+        return Document(name, data=raw, kinds=["cvimodel"])
+    text = raw.decode("utf-8", "replace").replace("\r\n", "\n")
+    doc = Document(name, text=text, data=raw)
+    parsed = _json(text)
+    if parsed is not None:
+        schema = str(parsed.get("schema", ""))
+        if schema.startswith("npu-info/"):
+            doc.json, doc.kinds = parsed, ["npu-info"]
+        elif schema.startswith("npu-run/"):
+            doc.json, doc.kinds = parsed, ["npu-run"]
+        return doc
+    if REVISION_ONLY.match(text):
+        doc.kinds = ["soc-revision"]
+        return doc
+    doc.kinds = [kind for kind, pattern in TEXT_KINDS if pattern.search(text)]
+    if STATED_REVISION.search(text):
+        doc.kinds.append("report-text")
+    return doc
+
+
+def _npy(name: str, raw: bytes) -> Document:
+    import io
+
+    try:
+        array = np.load(io.BytesIO(raw), allow_pickle=False)
+    except (ValueError, OSError, EOFError):
+        return Document(name, data=raw)
+    return Document(name, data=raw, array=array, kinds=["npy"])
+
+
+def _json(text: str) -> dict[str, Any] | None:
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        parsed = json.loads(stripped)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
