@@ -183,6 +183,7 @@ PATCH = "package/cviruntime/0001-CMakeLists.txt-build-from-a-source-tree-without
 KERNEL_CFG = "package/cvikernel/Config.in"
 INIT = "package/cvi-tpu/S05cvi-tpu"
 CNPY_HASH = "package/cvi-cnpy/cvi-cnpy.hash"
+LOCAL_MK = "board/milkv-duo256m/local.mk"
 
 SABOTAGE: dict[str, tuple[Mutation, str]] = {
     "trailing space": (edit("package/cvikernel/cvikernel.mk", "= YES\n", "= YES \n"), "TrailingSpace"),
@@ -275,7 +276,20 @@ SABOTAGE: dict[str, tuple[Mutation, str]] = {
     "patch without sob": (edit(PATCH, "Signed-off-by:", "Signed-by:"), "Sob"),
     "init script spaces": (edit(INIT, "\tprintf 'Loading", "  printf 'Loading"), "Indent"),
     "init script shellcheck": (edit(INIT, 'if ! modprobe "$module"', "if ! modprobe $module"), "Shellcheck"),
-    "stale ignore entry": (edit(INIT, "MODULES=", 'DAEMON="cvi-tpu"\nMODULES='), "Variables"),
+    "init script without DAEMON": (edit(INIT, 'DAEMON="cvi-tpu"\n', ""), "Variables"),
+    "init script DAEMON not its name": (edit(INIT, 'DAEMON="cvi-tpu"', 'DAEMON="tpu"'), "Variables"),
+    "override file without its disable comment": (
+        edit(LOCAL_MK, "# check-package disable TypoInPackageVariable", "# overrides"),
+        "TypoInPackageVariable",
+    ),
+    "default n": (
+        edit(
+            KERNEL_CFG,
+            "\tdepends on BR2_INSTALL_LIBSTDCPP\n",
+            "\tdefault n\n\tdepends on BR2_INSTALL_LIBSTDCPP\n",
+        ),
+        "NoDefaultN",
+    ),
     "unsourced package": (
         edit("Config.in", 'source "$BR2_EXTERNAL_NPU_PATH/package/npu-run/Config.in"\n', ""),
         "ExternalTree",
@@ -296,6 +310,61 @@ def test_broken_tree_is_reported(tmp_path: Path, case: str) -> None:
     proc = br_check(tree)
     assert proc.returncode == 1
     assert f"[{rule}]" in proc.stdout, proc.stdout
+
+
+def test_tree_needs_no_ignore_list() -> None:
+    # Buildroot's `utils/check-package -b` reads no ignore list by itself: a tree that relies on
+    # one prints warnings there (Buildroot 2025.02.9 printed "S05cvi-tpu:0: DAEMON variable not
+    # defined" while the ignore list hid it from this re-implementation).
+    assert not (TREE / ".checkpackageignore").exists()
+
+
+def test_ignore_list_only_when_given(tmp_path: Path) -> None:
+    tree = tmp_path / "buildroot"
+    shutil.copytree(TREE, tree)
+    edit(INIT, 'DAEMON="cvi-tpu"\n', "")(tree)
+    ignore = tree / ".checkpackageignore"
+    ignore.write_text(f"{INIT} lib_sysv.Variables\n")
+    assert "[Variables]" in br_check(tree).stdout
+    proc = subprocess.run(
+        [sys.executable, str(CHECK), "--ignore-list", str(ignore), str(tree)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_stale_ignore_entry_is_reported(tmp_path: Path) -> None:
+    ignore = tmp_path / "ignore"
+    ignore.write_text(f"{TREE / INIT} lib_sysv.Variables\n")
+    proc = subprocess.run(
+        [sys.executable, str(CHECK), f"--ignore-list={ignore}", str(TREE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "Variables was expected to fail" in proc.stdout
+
+
+def test_defconfig_must_force_hash_checks(tmp_path: Path) -> None:
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "board_defconfig").write_text("BR2_aarch64=y\n")
+    proc = br_check(configs / "board_defconfig")
+    assert proc.returncode == 1 and "[ForceCheckHash]" in proc.stdout
+    (configs / "board_defconfig").write_text("BR2_aarch64=y\nBR2_DOWNLOAD_FORCE_CHECK_HASHES=y\n")
+    assert br_check(configs / "board_defconfig").returncode == 0
+
+
+def test_shell_script_is_shellchecked(tmp_path: Path) -> None:
+    script = tmp_path / "helper.sh"
+    script.write_text('#!/bin/sh\necho "$1"\n')
+    assert br_check(script).returncode == 0
+    script.write_text("#!/bin/sh\nrm -rf $1/*\n")
+    proc = br_check(script)
+    assert proc.returncode == 1 and "[Shellcheck]" in proc.stdout
 
 
 def test_patch_name_without_number(tmp_path: Path) -> None:
