@@ -1,5 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""npu-compare: compare a user's output dump with a reference dump (exit 0 match, 1 mismatch, 2 bad input)."""
+"""npu-compare: compare a user's output dump with a reference dump.
+
+Exit codes: 0 the output matches, 1 it does not (a verdict), 2 anything else (bad arguments, a
+file that is missing, not a .npy, pickled, complex, lying about its size, a shape mismatch, too
+little memory...), always as one sentence on stderr and never a traceback. Both files are read in
+chunks, so memory stays far below the size of one input.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-import numpy as np
-
-from npu_accept.compare import Verdict, compare, thresholds_from_profile
-from npu_accept.profile import ProfileError, load_profile
+from npu_accept.compare import Tensor, Verdict, compare
 
 EXIT_MATCH, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
 PROFILE_DIR = Path("pytests/profiles")
@@ -32,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="npu-compare",
         description=(
             "Compare OUT.npy with REF.npy after dequantization: cosine, euclidean similarity, SQNR, "
-            "top-k agreement, max abs error and a degenerate-output detector."
+            "max abs error, a degenerate-output detector, and top-k agreement where the tensor holds "
+            "class scores. Exit 0 match, 1 mismatch, 2 bad input."
         ),
     )
     parser.add_argument("ref", type=Path, metavar="REF.npy", help="reference output (e.g. CPU)")
@@ -41,17 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--zero-point", type=int, default=0, help="quantization zero point (both files)")
     parser.add_argument("--profile", help="board profile name or YAML file with the model's thresholds")
     parser.add_argument("--model", help="model name in the profile whose thresholds apply")
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        metavar="K",
+        help="judge top-K agreement per row of the last axis (class scores) whatever the tensor holds",
+    )
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
     return parser
-
-
-def load_array(path: Path) -> np.ndarray:
-    if not path.is_file():
-        raise BadInput(f"{path} does not exist; give the path of a .npy file.")
-    try:
-        return np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError):
-        raise BadInput(f"{path} is not a .npy file; save arrays with numpy.save.") from None
 
 
 def profile_thresholds(profile: str | None, model: str | None) -> dict[str, float] | None:
@@ -59,6 +60,8 @@ def profile_thresholds(profile: str | None, model: str | None) -> dict[str, floa
         return None
     if profile is None or model is None:
         raise BadInput("--profile and --model go together; give both or neither.")
+    from npu_accept.profile import ProfileError, load_profile  # jsonschema: only when needed
+
     try:
         spec = load_profile(profile, PROFILE_DIR)
     except ProfileError as exc:
@@ -70,43 +73,66 @@ def profile_thresholds(profile: str | None, model: str | None) -> dict[str, floa
     raise BadInput(f"profile {profile} has no model '{model}'; use one of: {known}.")
 
 
+def open_tensor(path: Path, scale: float | None, zero_point: int) -> Tensor:
+    """The checked .npy file as a chunked Tensor; integers need a scale to be dequantized."""
+    tensor = Tensor.from_npy(path, (scale or 0.0, zero_point))
+    if tensor.dtype.kind in "iu" and not scale:
+        raise BadInput(
+            f"{path} holds {tensor.dtype.name} values; give --scale and --zero-point "
+            "(from npu-run's JSON) so they can be dequantized."
+        )
+    return tensor
+
+
 def render(verdict: Verdict) -> str:
     lines = []
     for key, value in verdict.metrics.items():
         limit = verdict.thresholds.get(key)
         shown = "n/a" if value is None else f"{value:.6g}"
-        lines.append(f"{key:12s} {shown}" + (f"   (threshold {limit:g})" if limit is not None else ""))
+        note = f"   (threshold {limit:g})" if limit is not None else ""
+        if key == "top_k_agree" and verdict.top_k_rule:
+            note += f"   ({verdict.top_k_rule})"
+        lines.append(f"{key:12s} {shown}{note}")
     lines.append(("MATCH: " if verdict.passed else "MISMATCH: ") + verdict.sentence)
     return "\n".join(lines)
+
+
+def judge(args: argparse.Namespace) -> Verdict:
+    thresholds: dict[str, Any] = dict(profile_thresholds(args.profile, args.model) or {})
+    if args.top_k is not None:
+        if args.top_k < 1:
+            raise BadInput(f"--top-k must be at least 1, not {args.top_k}.")
+        thresholds["top_k"] = args.top_k
+    ref = open_tensor(args.ref, args.scale, args.zero_point)
+    out = open_tensor(args.out, args.scale, args.zero_point)
+    return compare(ref, out, thresholds)
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        thresholds = thresholds_from_profile(profile_thresholds(args.profile, args.model))
-        ref = load_array(args.ref)
-        out = load_array(args.out)
-        for path, array in ((args.ref, ref), (args.out, out)):
-            if np.issubdtype(array.dtype, np.integer) and not args.scale:
-                raise BadInput(
-                    f"{path} holds {array.dtype.name} values; give --scale and --zero-point "
-                    "(from npu-run's JSON) so they can be dequantized."
-                )
-            if not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
-                raise BadInput(f"{path} holds {array.dtype} values, not numbers; save a numeric array.")
-        quant = (args.scale or 0.0, args.zero_point)
-        try:
-            verdict = compare(ref, out, thresholds, ref_quant=quant, out_quant=quant)
-        except ValueError as exc:
-            raise BadInput(f"{exc}.") from None
+        verdict = judge(args)
     except BadInput as exc:
-        print(f"npu-compare: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except ValueError as exc:
-        print(f"npu-compare: {exc}.", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    print(json.dumps(verdict.to_dict(), indent=1) if args.json else render(verdict))
+        return _fail(str(exc))
+    except ValueError as exc:  # npyio.NpyError, a shape mismatch, a bad threshold: one sentence each
+        return _fail(str(exc).rstrip(".") + ".")
+    except MemoryError:
+        return _fail("ran out of memory; free memory or compare smaller tensors.")
+    except KeyboardInterrupt:
+        return _fail("interrupted; nothing was judged.")
+    except Exception as exc:  # a verdict is 0 or 1; anything unforeseen is still one sentence and 2
+        return _fail(f"could not compare ({type(exc).__name__}: {exc}); please report this.")
+    try:
+        print(json.dumps(verdict.to_dict(), indent=1) if args.json else render(verdict))
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError):
+        pass
     return EXIT_MATCH if verdict.passed else EXIT_MISMATCH
+
+
+def _fail(sentence: str) -> int:
+    print(f"npu-compare: {sentence}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":
