@@ -163,3 +163,13 @@ def test_max_bytes_limit(tmp_path: Path) -> None:
 def test_missing_file_and_directory(tmp_path: Path) -> None:
     _refused(tmp_path / "nope.npy", "does not exist")
     _refused(tmp_path, "is a directory")
+
+
+def test_load_bytes_checks_like_a_file(tmp_path: Path) -> None:
+    array = RNG.normal(size=(3, 5)).astype(np.float32)
+    data = _save(tmp_path, array).read_bytes()
+    np.testing.assert_array_equal(npyio.load_bytes(data, "stdin"), array)
+    with pytest.raises(npyio.NpyError, match="stdin declares shape"):
+        npyio.load_bytes(data[:-1], "stdin")
+    with pytest.raises(npyio.NpyError, match="board.npy holds complex"):
+        npyio.load_bytes(_save(tmp_path, np.ones(2, np.complex64)).read_bytes(), "board.npy")

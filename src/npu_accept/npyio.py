@@ -13,6 +13,7 @@ message is one sentence naming the file and the fix.
 from __future__ import annotations
 
 import ast
+import io
 import math
 import os
 import struct
@@ -60,20 +61,31 @@ def read_header(path: Path, max_bytes: int | None = None) -> NpyHeader:
     path = Path(path)
     try:
         with path.open("rb") as stream:
-            raw, offset = _raw_header(stream, path)
-            file_size = os.fstat(stream.fileno()).st_size
+            return _checked_header(stream, path, os.fstat(stream.fileno()).st_size, max_bytes)
     except FileNotFoundError:
         raise NpyError(f"{path} does not exist; give the path of a .npy file.") from None
     except IsADirectoryError:
         raise NpyError(f"{path} is a directory; give the path of a .npy file.") from None
     except OSError as exc:
         raise NpyError(f"{path} cannot be read ({exc.strerror or exc}); check the file.") from None
+
+
+def load_bytes(raw: bytes, name: str, max_bytes: int | None = None) -> np.ndarray:
+    """The array held in `raw` (a .npy file's content, e.g. from stdin or a transfer), checked
+    like a file; `name` is what the messages call it."""
+    header = _checked_header(io.BytesIO(raw), Path(name), len(raw), max_bytes)
+    flat = np.frombuffer(raw, header.dtype, header.size, header.data_offset).copy()
+    return flat.reshape(header.shape, order="F" if header.fortran_order else "C")
+
+
+def _checked_header(stream: BinaryIO, path: Path, total: int, max_bytes: int | None) -> NpyHeader:
+    raw, offset = _raw_header(stream, path)
     fields = _parse_fields(raw, path)
     if not isinstance(fields["fortran_order"], bool):
         raise _malformed(path, "fortran_order is not true or false")
     dtype, shape = _checked_dtype(fields["descr"], path), _checked_shape(fields["shape"], path)
     header = NpyHeader(path, dtype, shape, fields["fortran_order"], offset)
-    held = file_size - offset
+    held = total - offset
     if held != header.nbytes:
         raise NpyError(
             f"{path} declares shape {list(header.shape)} of {header.dtype.name} ({header.nbytes} bytes "
