@@ -22,7 +22,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = ROOT / "meta-npu" / "dynamic-layers" / "rockchip"
 KERNEL = LAYER / "recipes-kernel" / "linux"
-RKNPU2 = LAYER / "recipes-npu" / "rknpu2"
+ROCKET_KERNEL = ROOT / "meta-npu" / "recipes-kernel" / "linux"
+RKNPU2 = ROOT / "meta-npu" / "recipes-runtime" / "rknpu2"
+DEMOS = LAYER / "recipes-npu" / "rknn-demos"
 VERSION_CHECK = RKNPU2 / "files" / "rknn-version-check.sh"
 
 PAGE = 0x1000
@@ -497,7 +499,7 @@ def test_one_pinned_source_for_runtime_server_demos_and_lite2() -> None:
     assert facts["LIC_FILES_CHKSUM"] == "file://LICENSE;md5=a2399e2538b7ebeac89b5b1cc648459a"
     assert facts["LICENSE_FLAGS"] == "rockchip-rknn"
     assert "branch=master" in facts["SRC_URI"] and "AUTOREV" not in inc.read_text()
-    recipes = sorted(RKNPU2.glob("*.bb"))
+    recipes = sorted([*RKNPU2.glob("*.bb"), *DEMOS.glob("*.bb")])
     assert {p.name for p in recipes} == {
         "librknnrt_2.3.2.bb",
         "rknn-server_2.3.2.bb",
@@ -510,6 +512,8 @@ def test_one_pinned_source_for_runtime_server_demos_and_lite2() -> None:
         assert "SRCREV" not in text, f"{recipe.name} must take its SRCREV from rknn-toolkit2.inc"
         assert re.search(r"^require rknn-(toolkit2|demo)\.inc$", text, re.M), recipe.name
         assert recipe.stem.split("_")[1] == facts["RKNN_SDK_VERSION"]
+    demo_inc = (DEMOS / "rknn-demo.inc").read_text()
+    assert "\nrequire recipes-runtime/rknpu2/rknn-toolkit2.inc\n" in demo_inc
 
 
 def test_server_is_gated_on_the_runtime_version_and_restarts_on_failure() -> None:
@@ -538,7 +542,7 @@ def patch_header_problems(patch: Path) -> list[str]:
 
 
 def test_demo_patches_carry_upstream_status_and_sign_off(tmp_path: Path) -> None:
-    patches = sorted((RKNPU2 / "files").glob("*.patch"))
+    patches = sorted((DEMOS / "files").glob("*.patch"))
     assert len(patches) == 2
     for patch in patches:
         assert patch_header_problems(patch) == [], patch.name
@@ -567,7 +571,7 @@ def test_kernel_fragment_enables_the_driver_its_debugfs_and_sram_with_one_memory
         "CONFIG_ROCKCHIP_RKNPU_DRM_GEM=y",
         "# CONFIG_ROCKCHIP_RKNPU_DMA_HEAP is not set",
     } <= lines
-    rocket = set((KERNEL / "files" / "rocket.cfg").read_text().splitlines())
+    rocket = set((ROCKET_KERNEL / "files" / "rocket.cfg").read_text().splitlines())
     assert {"CONFIG_DRM_ACCEL=y", "CONFIG_ROCKCHIP_IOMMU=y", "CONFIG_DRM_ACCEL_ROCKET=m"} <= rocket
 
 
@@ -600,17 +604,30 @@ def appends_to(bbappend: str, recipe: str) -> bool:
 
 @pytest.mark.parametrize("recipes", [VENDOR_RECIPES, MAINLINE_RECIPES], ids=["vendor", "mainline"])
 def test_every_bbappend_has_a_recipe_in_both_stacks(recipes: list[str]) -> None:
-    for bbappend in LAYER.glob("*/*/*.bbappend"):
+    for bbappend in [*LAYER.glob("*/*/*.bbappend"), *(ROOT / "meta-npu").glob("recipes-*/*/*.bbappend")]:
         assert any(appends_to(bbappend.name, r) for r in recipes), f"{bbappend.name} would dangle"
     assert not appends_to("linux-rockchip_%.bbappend", "linux-yocto_6.18.bb")
 
 
-def test_kernel_dispatch_names_files_that_exist() -> None:
-    text = (KERNEL / "linux-%.bbappend").read_text()
-    table = dict(re.findall(r"'(linux-[\w-]+)': '([\w.-]+\.inc)'", text))
-    assert table == {"linux-rockchip": "linux-rockchip-rknpu.inc", "linux-yocto": "linux-yocto-rocket.inc"}
-    assert all((KERNEL / inc).is_file() for inc in table.values())
-    assert "if d.getVar('NPU_ENABLED') == '1' else ''" in text
+def test_kernel_appends_require_their_inc_only_for_their_recipe_family_and_feature() -> None:
+    rockchip = (KERNEL / "linux-%.bbappend").read_text()
+    assert "'linux-rockchip-rknpu.inc' if d.getVar('PN') == 'linux-rockchip'" in rockchip
+    assert "d.getVar('NPU_ENABLED') == '1'" in rockchip and "== 'rknpu'" in rockchip
+    assert (KERNEL / "linux-rockchip-rknpu.inc").is_file()
+    rocket = (ROCKET_KERNEL / "linux-yocto_%.bbappend").read_text()
+    assert "'linux-yocto-rocket.inc' if d.getVar('NPU_ENABLED') == '1'" in rocket and "== 'rocket'" in rocket
+    assert (ROCKET_KERNEL / "linux-yocto-rocket.inc").is_file()
+
+
+def test_prebuilt_runtime_is_limited_to_the_rknpu_socs() -> None:
+    inc = assignments(RKNPU2 / "rknn-toolkit2.inc")
+    pattern = re.compile(inc["COMPATIBLE_MACHINE"])
+    # base.bbclass matches COMPATIBLE_MACHINE with re.match against each MACHINEOVERRIDES entry.
+    for override in ("rockchip-rk3588-evb", "rockchip-rk3576-evb", "rk3588", "rk3576"):
+        assert pattern.match(override), override
+    for override in ("imx95-19x19-verdin", "rockchip", "rk3566", "milkv-duo256m", "rockchip-rk3568-evb"):
+        assert not pattern.match(override), override
+    assert inc["COMPATIBLE_HOST"] == "(aarch64|arm).*-linux(-gnu.*)?$"
 
 
 # --- kas entry points ---------------------------------------------------------------------------
