@@ -4,6 +4,7 @@ real outputs of MediaPipe's face detector on a real photograph."""
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -178,6 +179,173 @@ def test_metric_definitions() -> None:
     assert cmp.dequantize(np.array([130], np.uint8), 0.5, 128)[0] == 1.0
 
 
+# --- top-k only along a class axis ----------------------------------------------------------------
+
+
+def _int8_round_trip(ref: np.ndarray, flip: float = 0.3) -> tuple[np.ndarray, tuple[float, int]]:
+    """What a healthy int8 NPU gives: the reference quantized per tensor, and 30 % of the values
+    one step off (rounding differences between the NPU's kernels and the CPU's)."""
+    rng = np.random.default_rng(8)
+    lo, hi = float(ref.min()), float(ref.max())
+    scale = (hi - lo) / 255.0
+    zero = int(round(-lo / scale)) - 128
+    q = np.round(ref / scale) + zero + rng.integers(-1, 2, ref.shape) * (rng.random(ref.shape) < flip)
+    return np.clip(q, -128, 127).astype(np.int8), (scale, zero)
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_healthy_detector_with_int8_noise_passes_by_default() -> None:
+    ref = _detector_reference()
+    step = np.random.default_rng(6).integers(-1, 2, ref.shape)
+    out = np.clip(np.round(ref * 255) + step, 0, 255).astype(np.uint8)
+    # The old rule, top-5 over the flattened tensor, calls this healthy output broken: the 172
+    # background scores near 1.0 are near-ties that one quantization step reorders.
+    assert cmp.top_k_agreement(ref, out / 255.0, 5) < 0.8
+    verdict = cmp.compare(ref, out, out_quant=(1 / 255, 0))
+    assert verdict.passed, verdict.sentence
+    assert verdict.metrics["top_k_agree"] is None and "top_k_agree" not in verdict.thresholds
+    assert verdict.top_k_rule.startswith("not judged: the reference is not class scores")
+
+
+def test_real_detector_with_int8_noise_passes_by_default(detector) -> None:
+    for ref in detector[0]:
+        out, quant = _int8_round_trip(ref)
+        verdict = cmp.compare(ref, out, out_quant=quant)
+        assert verdict.passed, verdict.sentence
+        assert verdict.metrics["top_k_agree"] is None and verdict.metrics["sqnr_db"] > 30
+
+
+def test_seed000_patterns_still_fail_with_int8_outputs() -> None:
+    ref = _detector_reference()
+    rows = np.tile(np.round(np.array(SEED_ROW) * 255).astype(np.uint8), (172, 1))
+    verdict = cmp.compare(ref, rows, out_quant=(1 / 255, 0))
+    assert not verdict.passed and verdict.pattern == "identical-rows"
+    landmarks = RNG.uniform(0.2, 0.8, (1, 70))
+    verdict = cmp.compare(landmarks, np.full((1, 70), 105, np.uint8), out_quant=(1 / 255, 0))
+    assert not verdict.passed and verdict.pattern == "constant"
+
+
+def _classifier() -> np.ndarray:
+    """A softmax over 1001 classes with five clear leaders, quantized as TFLite does (uint8, 1/256)."""
+    logits = np.random.default_rng(1001).normal(0, 1.0, 1001)
+    logits[[3, 77, 400, 512, 900]] += [9.0, 8.0, 7.5, 7.0, 6.5]
+    return np.clip(np.round(_softmax(logits) * 256), 0, 255).astype(np.uint8)[None]
+
+
+def test_classification_vector_gets_top_k_by_default() -> None:
+    ref, rng = _classifier(), np.random.default_rng(9)
+    noisy = np.clip(ref.astype(int) + rng.integers(-1, 2, ref.shape) * (rng.random(ref.shape) < 0.3), 0, 255)
+    quant = (1 / 256, 0)
+    verdict = cmp.compare(ref, noisy.astype(np.uint8), ref_quant=quant, out_quant=quant)
+    assert verdict.passed, verdict.sentence
+    assert verdict.metrics["top_k_agree"] == 1.0
+    assert verdict.top_k_rule == "top-5 over 1001 classes (the reference rows are probability distributions)"
+
+
+def test_classification_vector_with_other_leaders_fails_on_top_k() -> None:
+    # Cosine, euclid and SQNR all pass: only the ranking of the five leaders tells them apart.
+    ref, out = np.full(1001, 1.0), np.full(1001, 1.0)
+    ref[[3, 77, 400, 512, 900]] = 1.5
+    out[[4, 78, 401, 513, 901]] = 1.5
+    verdict = cmp.compare((ref / ref.sum())[None], (out / out.sum())[None])
+    assert verdict.metrics["cosine"] > 0.99 and verdict.metrics["sqnr_db"] > 20
+    assert not verdict.passed
+    assert verdict.sentence == "top-5 agreement 0.00 is below the threshold 0.80 after dequantization."
+
+
+def _close_calls() -> tuple[np.ndarray, np.ndarray]:
+    """[8, 10] class scores whose two leaders are close (0.25, 0.24); the output swaps them in
+    four rows."""
+    rng = np.random.default_rng(10)
+    ref = np.empty((8, 10))
+    for row in ref:
+        jitter = rng.uniform(-0.01, 0.01, 8)
+        rest = 0.51 / 8 + jitter - jitter.mean()  # the other eight share 0.51, each far below 0.24
+        row[:] = rng.permutation(np.concatenate([[0.25, 0.24], rest]))
+    leaders = np.argsort(-ref, axis=1)[:, :2]
+    out = ref.copy()
+    for row in range(4):
+        out[row, leaders[row]] = ref[row, leaders[row][::-1]]
+    return ref, out
+
+
+def test_class_axis_of_scores_is_judged_per_row() -> None:
+    ref, out = _close_calls()
+    verdict = cmp.compare(ref, out, {"top_k": 1})
+    assert verdict.metrics["top_k_agree"] == 0.5 and verdict.metrics["cosine"] > 0.99
+    assert verdict.top_k_rule == "top-1 per row of 10 classes (asked for)"
+    assert not verdict.passed and verdict.sentence.startswith("top-1 agreement 0.50")
+    assert cmp.compare(ref, out).metrics["top_k_agree"] == 1.0  # top-5 of 10: the swap stays inside
+
+
+def test_profile_may_ask_for_top_k_on_any_tensor() -> None:
+    ref = _detector_reference()
+    verdict = cmp.compare(ref, ref[::-1].copy(), {"top_k_agree": 0.8})
+    assert verdict.top_k_rule == "top-5 per row of 6 classes (asked for)"
+    assert verdict.metrics["top_k_agree"] is not None
+    assert cmp.compare(ref, ref, {"top_k": 3}).metrics["top_k_agree"] == 1.0
+
+
+def test_degenerate_detector_is_a_public_record() -> None:
+    found = cmp.detect_degenerate(np.tile(SEED_ROW, (172, 1)), _detector_reference())
+    assert isinstance(found, cmp.Degeneracy) and found.pattern == "identical-rows"
+    assert found.reason.startswith("all 172 rows of the output are the same [0.5, 0.5, 0.227")
+    assert cmp.detect_degenerate(np.zeros(8, np.int8), out_quant=(0.1, 0)).pattern == "all-zero"
+    assert cmp.detect_degenerate(np.array([1.0, np.inf])).pattern == "non-finite"
+    assert cmp.detect_degenerate(np.empty(0)).pattern == "empty"
+    assert cmp.detect_degenerate(RNG.uniform(size=(8, 4))) is None
+
+
+# --- streaming -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(300_000,), (1, 700, 1001), (3, 2_100_000), (2, 40_000)],
+    ids=["long-vector", "rows", "long-rows", "wide-rows"],
+)
+def test_streamed_files_give_the_whole_array_verdict(tmp_path: Path, shape: tuple[int, ...]) -> None:
+    ref = RNG.normal(0, 1, shape).astype(np.float32)
+    out = (ref + RNG.normal(0, 0.05, shape)).astype(np.float32)
+    np.save(tmp_path / "ref.npy", ref)
+    np.save(tmp_path / "out.npy", out)
+    streamed = cmp.compare(
+        cmp.Tensor.from_npy(tmp_path / "ref.npy"), cmp.Tensor.from_npy(tmp_path / "out.npy"), {"top_k": 5}
+    )
+    a, b = ref.astype(np.float64).ravel(), out.astype(np.float64).ravel()
+    assert streamed.metrics["cosine"] == pytest.approx(a @ b / np.sqrt((a @ a) * (b @ b)), abs=1e-6)
+    assert streamed.metrics["sqnr_db"] == pytest.approx(
+        10 * np.log10((a @ a) / ((a - b) @ (a - b))), abs=1e-3
+    )
+    assert streamed.metrics["max_abs"] == pytest.approx(np.max(np.abs(a - b)))
+    rows = ref.reshape(-1, shape[-1]), out.reshape(-1, shape[-1])
+    per_row = [cmp.top_k_agreement(r, o, 5) for r, o in zip(*rows, strict=True)]
+    assert streamed.metrics["top_k_agree"] == pytest.approx(np.mean(per_row), abs=1e-4)
+
+
+def test_streamed_top_k_breaks_ties_like_a_stable_sort() -> None:
+    ref = np.zeros(200_000)
+    ref[[5, 150_000, 199_999]] = 1.0  # the other two of the top-5 are the lowest-index zeros
+    out = ref.copy()
+    out[[0, 1]] = -1.0  # so the output's top-5 takes indices 2 and 3 instead
+    assert cmp.top_k_agreement(ref, out, 5) == 0.6
+    assert cmp.compare(ref, out, {"top_k": 5}).metrics["top_k_agree"] == 0.6
+
+
+def test_fortran_order_file_is_compared_in_c_order(tmp_path: Path) -> None:
+    ref = RNG.normal(0, 1, (40, 30))
+    np.save(tmp_path / "ref.npy", ref)
+    np.save(tmp_path / "out.npy", np.asfortranarray(ref))
+    verdict = cmp.compare(
+        cmp.Tensor.from_npy(tmp_path / "ref.npy"), cmp.Tensor.from_npy(tmp_path / "out.npy")
+    )
+    assert verdict.passed and verdict.metrics["max_abs"] == 0.0
+
+
 # --- npu-compare -------------------------------------------------------------------------------
 
 
@@ -254,3 +422,90 @@ def test_cli_bad_input_exit_2(case: str, dumps: dict[str, Path], tmp_path: Path)
     assert run.returncode == 2 and run.stdout == ""
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and word in lines[0] and "Traceback" not in run.stderr
+
+
+def test_cli_healthy_detector_no_profile_is_a_match(tmp_path: Path) -> None:
+    ref = _detector_reference()
+    np.save(tmp_path / "ref.npy", ref)
+    np.save(tmp_path / "out.npy", ref + RNG.uniform(-0.5 / 255, 0.5 / 255, ref.shape))
+    run = _cli(str(tmp_path / "ref.npy"), str(tmp_path / "out.npy"))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "not judged: the reference is not class scores" in run.stdout
+
+
+def test_cli_top_k_option_asks_for_it(dumps: dict[str, Path]) -> None:
+    run = _cli(str(dumps["ref"]), str(dumps["same"]), "--top-k", "3", "--json")
+    assert run.returncode == 0
+    assert '"top_k_rule": "top-3 over 1404 classes (asked for)"' in run.stdout
+
+
+def _lying(path: Path) -> Path:
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }"
+    header += b" " * (117 - len(header)) + b"\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + b"\0" * 64)
+    return path
+
+
+@pytest.mark.parametrize(
+    "case", ["complex", "pickle", "lying-header", "directory", "top-k-0", "bad-threshold"]
+)
+def test_cli_refuses_hostile_input_exit_2(case: str, dumps: dict[str, Path], tmp_path: Path) -> None:
+    pickled = tmp_path / "objects.npy"
+    np.save(pickled, np.array([{"x": 1}, None], dtype=object), allow_pickle=True)
+    complex_file = tmp_path / "complex.npy"
+    np.save(complex_file, np.ones((1, 1404), np.complex64))
+    profile = tmp_path / "profile.yaml"
+    ref = str(dumps["ref"])
+    args, word = {
+        "complex": ([ref, str(complex_file)], "complex64"),
+        "pickle": ([ref, str(pickled)], "pickle"),
+        "lying-header": ([ref, str(_lying(tmp_path / "lying.npy"))], "holds 64 bytes"),
+        "directory": ([ref, str(tmp_path)], "is a directory"),
+        "top-k-0": ([ref, ref, "--top-k", "0"], "--top-k must be at least 1"),
+        "bad-threshold": ([ref, ref, "--profile", str(profile), "--model", "m"], "profile.yaml"),
+    }[case]
+    profile.write_text("schema: npu-profile/1\n")
+    run = _cli(*args)
+    assert run.returncode == 2 and run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and word in lines[0] and "Traceback" not in run.stderr
+
+
+def test_cli_out_of_memory_is_exit_2_not_a_traceback(tmp_path: Path) -> None:
+    # Fortran-ordered files are the one case read whole; under an address-space limit they no
+    # longer fit, and numpy's MemoryError must still end as one sentence and exit 2.
+    array = np.asfortranarray(np.zeros((1024, 16384), np.float32))  # 64 MiB
+    for name in ("ref.npy", "out.npy"):
+        np.save(tmp_path / name, array)
+    probe = _cli_limited(None, "-c", VM_PEAK)
+    base = int(probe.stdout.strip() or 0)
+    assert base > 0, probe.stderr
+    files = (str(tmp_path / "ref.npy"), str(tmp_path / "out.npy"))
+    run = _cli_limited(base + 100 * 2**20, "-m", "npu_accept.compare_cli", *files)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip() == "npu-compare: ran out of memory; free memory or compare smaller tensors."
+
+
+VM_PEAK = (
+    "import npu_accept.compare_cli\n"
+    "status = open('/proc/self/status').read()\n"
+    "print(int(status.split('VmPeak:')[1].split()[0]) * 1024)"
+)
+
+
+def _cli_limited(limit: int | None, *args: str) -> subprocess.CompletedProcess[str]:
+    """Python with an address-space limit (RLIMIT_AS) of `limit` bytes."""
+
+    def apply() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        preexec_fn=apply,
+        check=False,
+    )
