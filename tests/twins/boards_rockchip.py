@@ -154,7 +154,11 @@ def mm_bitmap(total: int) -> str:
     )
 
 
-def rockchip_spec(board: RockchipBoard, assets: RockchipAssets, model: bytes) -> TwinSpec:
+def rockchip_spec(
+    board: RockchipBoard, assets: RockchipAssets, model: bytes, extra_files: dict[str, bytes] | None = None
+) -> TwinSpec:
+    """The twin of BOARD; EXTRA_FILES (board path -> content) adds files such as the .rknn models
+    and their recordings of twins.rknn_models."""
     npu, compatible, sram_base, board_compat, model_dir = SOC_FACTS[board.soc]
     log = [f"[    1.234567] [drm] Initialized rknpu {board.driver_version} 20240828 for {npu} on minor 1"]
     files: dict[str, bytes | str | TwinFile] = {
@@ -191,6 +195,7 @@ def rockchip_spec(board: RockchipBoard, assets: RockchipAssets, model: bytes) ->
             indent=1,
         ),
     }
+    files.update(extra_files or {})
     if board.sram_bytes is not None:
         end = sram_base + board.sram_bytes
         log.append(
