@@ -345,3 +345,25 @@ def test_manifest_is_what_the_script_writes() -> None:
         MANIFEST_DATA["schema"] == "npu-rknn-models/1" and MANIFEST_DATA["toolkit"] == "rknn-toolkit2 2.3.2"
     )
     ast.parse(SCRIPT.read_text())
+
+
+def test_backend_passes_a_4d_input_as_nhwc_when_the_model_reports_nchw(tmp_path: Path) -> None:
+    from twins.boards_rockchip import MOBILENET_OUTPUT, TwinTensor, reference_outputs, twin_model
+
+    nchw = TwinTensor("images", (1, 3, 224, 224), "uint8", fmt=0)
+    model = tmp_path / "nchw.rknn"
+    model.write_bytes(twin_model([nchw], [MOBILENET_OUTPUT]))
+    runtime = build_runtime(tmp_path)
+    env = dict(os.environ, NPU_RUN_LIBRKNNRT=str(runtime))
+    pixels = np.random.default_rng(3).integers(0, 256, (1, 224, 224, 3), dtype=np.uint8)
+    for name, array in (("nhwc", pixels), ("nchw", pixels.transpose(0, 3, 1, 2))):
+        np.save(tmp_path / f"{name}.npy", array)
+    args = ["--model", str(model), "--backend", "rknn", "--json", "--output-dir", str(tmp_path / "out")]
+    result = run_tool("npu-run", *args, "--input", str(tmp_path / "nhwc.npy"), env=env)
+    assert result.code == 0, result.stderr
+    assert result.json()["inputs"][0]["shape"] == [1, 224, 224, 3]
+    got = np.load(tmp_path / "out" / "out0.npy")
+    assert np.array_equal(got, reference_outputs([pixels], [MOBILENET_OUTPUT])[0])
+    wrong = run_tool("npu-run", *args, "--input", str(tmp_path / "nchw.npy"), env=env)
+    text = wrong.stderr if wrong.code == 2 else " ".join(wrong.json()["errors"])
+    assert "has shape [1, 3, 224, 224] but model input 'images' needs [1, 224, 224, 3]" in text

@@ -178,6 +178,10 @@ int rknn_inputs_set(rknn_context ctx, uint32_t n, rknn_input inputs[])
     if (m->rec) return recorded_inputs_set(m, n, inputs);
     for (uint32_t i = 0; i < n; i++) {
         const struct tensor *t = &m->t[inputs[i].index];
+        if (t->n_dims == 4 && inputs[i].fmt != 1) {
+            fprintf(stderr, "E RKNN: input %u: a 4-D input must be given as NHWC (fmt %d)\n", i, inputs[i].fmt);
+            return -8;
+        }
         if (inputs[i].size != elems(t) * type_size((uint32_t)inputs[i].type)) return -8;
         free(m->in[i]);
         m->in[i] = malloc(inputs[i].size);

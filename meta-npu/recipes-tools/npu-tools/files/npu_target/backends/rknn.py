@@ -5,9 +5,13 @@ Structures and constants are those of rknn_api.h in airockchip/rknn-toolkit2 v2.
 (rknpu2/runtime/Linux/librknn_api/include). No RKNN-Toolkit-Lite2 is needed: only
 /usr/lib/librknnrt.so (the path rknn_server also loads) and numpy.
 
-Inputs are passed as given (pass_through = 0, the array's own type and the layout the model
-reports), outputs are fetched raw (want_float = 0), in the model's output type and layout, with
-the output's quantization (scale, zero point) in the JSON, so the host dequantizes.
+Inputs are passed with pass_through = 0 in the array's own type (uint8, int8, float16, float32:
+librknnrt converts them to the model's input type, quantized or not); a 4-D input is always
+passed as NHWC, as RKNN SDK 2.3.2's guide prescribes for the general API ("for a 4-D input
+fmt=NHWC") and Rockchip's rknn_yolov5_demo does even when rknn_query reports NCHW dims, so the
+.npy of such an input is [N, H, W, C]; other inputs keep the model's shape (fmt UNDEFINED).
+Outputs are fetched raw (want_float = 0), in the model's output type and layout, with the
+output's quantization (scale, zero point) in the JSON, so the host dequantizes.
 delegate option "sram=1" sets RKNN_FLAG_ENABLE_SRAM on rknn_init (seed 004, section 5.7).
 """
 
@@ -37,6 +41,8 @@ RKNN_QUERY_INPUT_ATTR = 1
 RKNN_QUERY_OUTPUT_ATTR = 2
 RKNN_QUERY_SDK_VERSION = 5
 RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC = 2
+RKNN_TENSOR_NCHW = 0
+RKNN_TENSOR_NHWC = 1
 
 # rknn_tensor_type -> numpy dtype (INT4 and BFLOAT16 have no numpy equivalent)
 TENSOR_TYPES: dict[int, str] = {
@@ -136,6 +142,18 @@ class Tensor:
     scale: float
     zero_point: int
     n_elems: int
+
+    @property
+    def input_shape(self) -> list[int]:
+        """The shape of the data the general API takes for this input: NHWC when 4-D."""
+        if len(self.dims) == 4 and self.fmt == RKNN_TENSOR_NCHW:
+            n, c, h, w = self.dims
+            return [n, h, w, c]
+        return list(self.dims)
+
+    @property
+    def input_fmt(self) -> int:
+        return RKNN_TENSOR_NHWC if len(self.dims) == 4 else self.fmt
 
     @classmethod
     def from_attr(cls, attr: TensorAttr) -> Tensor:
@@ -244,7 +262,7 @@ class Session:
                 size=array.nbytes,
                 pass_through=0,
                 type=NUMPY_TYPES[array.dtype],
-                fmt=tensor.fmt,
+                fmt=tensor.input_fmt,
             )
         _check(self.lib.rknn_inputs_set(self.ctx, len(arrays), inputs), "rknn_inputs_set")
 
@@ -294,10 +312,10 @@ def _check_inputs(arrays: list[np.ndarray], paths: list[Path], tensors: list[Ten
                 f"input {path} is {array.dtype.name}, which librknnrt does not take; save it "
                 "as uint8, int8, float16 or float32."
             )
-        if list(array.shape) != tensor.dims:
+        if list(array.shape) != tensor.input_shape:
             raise UsageError(
                 f"input {path} has shape {list(array.shape)} but model input "
-                f"'{tensor.name}' needs {tensor.dims}; save the array with that shape."
+                f"'{tensor.name}' needs {tensor.input_shape}; save the array with that shape."
             )
 
 
@@ -360,7 +378,7 @@ def _run_session(
         outputs = session.tensors(RKNN_QUERY_OUTPUT_ATTR, counts.n_output)
         _check_inputs(arrays, request.inputs, inputs)
         triples = zip(request.inputs, inputs, arrays)  # noqa: B905 (Python 3.9)
-        result.inputs = [_info(path.name, t, str(array.dtype)) for path, t, array in triples]
+        result.inputs = [_info(path.name, t, str(array.dtype), t.input_shape) for path, t, array in triples]
         latencies = []
         produced: list[np.ndarray] = []
         for iteration in range(request.warmup + request.runs):
@@ -379,12 +397,12 @@ def _run_session(
         session.close()
 
 
-def _info(file: str, tensor: Tensor, dtype: str) -> TensorInfo:
+def _info(file: str, tensor: Tensor, dtype: str, shape: list[int] | None = None) -> TensorInfo:
     return TensorInfo(
         file=file,
         name=tensor.name,
         dtype=dtype,
-        shape=list(tensor.dims),
+        shape=list(tensor.dims) if shape is None else shape,
         scale=tensor.scale,
         zero_point=tensor.zero_point,
     )
