@@ -93,7 +93,27 @@ def _facts(
         npu=_run(npu_out, npu_latency, **run),
         cpu=_run(cpu_out, cpu_latency, backend="tflite-cpu"),
     )
-    return BoardFacts(target="root@board", info=copy.deepcopy(INFO) if info is None else info, models=[model])
+    return BoardFacts(
+        target="root@board",
+        info=copy.deepcopy(INFO) if info is None else info,
+        models=[model],
+        extra=healthy_extra(profile),
+    )
+
+
+def healthy_extra(profile) -> dict:
+    """What the collectors of checks 8 and 9 record on a healthy board."""
+    name = profile.models[0].name
+    return {
+        "kernel_log": {"lines": BOOT_LOG, "error": None},
+        "determinism": {name: {"runs": 3, "digests": [["a"], ["a"], ["a"]], "differs": None}},
+    }
+
+
+BOOT_LOG = [
+    "[    0.000000] Linux version 6.12.49-lts-next (oe-user@oe-host) #1 SMP PREEMPT",
+    "[    2.120000] remoteproc remoteproc0: remote processor imx95-neutron-rproc is now up",
+]
 
 
 def _with(path: str, value):
@@ -228,6 +248,7 @@ def test_generic_cpu_skips_npu_checks():
         target="root@pc",
         info=copy.deepcopy(INFO),
         models=[ModelFacts(spec=profile.models[0], npu=_run(out, 3.0, backend="tflite-cpu"))],
+        extra={"determinism": {profile.models[0].name: {"runs": 3, "digests": [["a"]] * 3, "differs": None}}},
     )
     results = run_all(facts, profile)
     assert {c for c, r in results.items() if r.status == "skip"} == {
@@ -236,7 +257,10 @@ def test_generic_cpu_skips_npu_checks():
         "delegate",
         "memory",
         "silicon",
+        "kernel_log",
+        "pairing",
     }
+    assert results["determinism"].status == "pass"
     assert results["outputs"].status == "pass" and results["performance"].status == "pass"
     facts.models[0].npu.outputs = [np.zeros((1, 1001), np.float32)]
     assert run_all(facts, profile)["outputs"].status == "fail"
@@ -291,3 +315,108 @@ def test_model_replaced_after_the_build_fails_delegate(profile):
     assert result.status == "fail" and "is not the one the image was built with" in result.message
     facts.info["manifest"]["models"][0]["sha256"] = "a" * 64
     assert run_check("delegate", facts, profile).status == "pass"
+
+
+SMMU_FAULT = "[   41.220110] arm-smmu-v3 490d0000.iommu: event 0x10 received:"
+
+
+def test_kernel_log_fault_since_boot_fails(profile):
+    facts = _facts(profile)
+    facts.info["kernel_log"] = {"lines": 3, "last_timestamp": 50.0, "readable": True}
+    facts.extra["kernel_log"]["lines"] = [*BOOT_LOG, SMMU_FAULT]
+    result = run_check("kernel_log", facts, profile)
+    assert result.status == "fail" and "since boot (before the run)" in result.message
+    assert "SMMU blocked a DMA access" in result.message and "event 0x10 received" in result.message
+
+
+def test_kernel_log_fault_during_the_run_is_named_so(profile):
+    facts = _facts(profile)
+    facts.info["kernel_log"] = {"lines": 2, "last_timestamp": 2.12, "readable": True}
+    facts.extra["kernel_log"]["lines"] = [*BOOT_LOG, SMMU_FAULT]
+    result = run_check("kernel_log", facts, profile)
+    assert result.status == "fail" and "during the run" in result.message, result.message
+    assert result.details["during_run"] == 1
+
+
+def test_kernel_log_allowlist_and_near_miss_pass(profile):
+    facts = _facts(profile)
+    facts.extra["kernel_log"]["lines"] = [
+        *BOOT_LOG,
+        "[    0.81] arm-smmu-v3 490d0000.iommu: ias 48-bit, oas 48-bit",
+    ]
+    assert run_check("kernel_log", facts, profile).status == "pass"
+    facts.extra["kernel_log"]["lines"] = [*BOOT_LOG, SMMU_FAULT]
+    allowing = _profile_with(profile, kernel_log={"allow": [r"490d0000\.iommu: event 0x10"]})
+    result = run_check("kernel_log", facts, allowing)
+    assert result.status == "pass" and "1 allowlist pattern" in result.message
+
+
+def test_kernel_log_unreadable_fails_with_the_fix(profile):
+    facts = _facts(profile)
+    facts.extra["kernel_log"] = {"lines": [], "error": "dmesg failed with status 1 (Operation not permitted)"}
+    result = run_check("kernel_log", facts, profile)
+    assert result.status == "fail" and "kernel.dmesg_restrict=0" in result.message
+
+
+def test_determinism_different_outputs_fail(profile):
+    facts = _facts(profile)
+    name = profile.models[0].name
+    facts.extra["determinism"][name] = {
+        "runs": 3,
+        "digests": [["a"], ["b"], ["a"]],
+        "differs": {"run": 2, "what": "output 0 differs in 1 of 1001 values (largest at flat index 7)"},
+    }
+    result = run_check("determinism", facts, profile)
+    assert result.status == "fail" and "run 2 of 3 differs from run 1" in result.message
+
+
+def test_determinism_not_collected_fails(profile):
+    facts = _facts(profile)
+    del facts.extra["determinism"]
+    assert run_check("determinism", facts, profile).status == "fail"
+
+
+def test_pairing_neutron_sdk_of_another_bsp_fails(profile):
+    facts = _facts(profile, info=_with("kernel", "6.12.20-lts-next"))
+    result = run_check("pairing", facts, profile)
+    assert result.status == "fail" and "Neutron SDK 2.2.2 of BSP LF 6.12.49_2.2.0" in result.message
+    assert run_check("pairing", _facts(profile), profile).status == "pass"
+
+
+def test_pairing_neutron_without_converter_in_profile_skips(profile):
+    result = run_check("pairing", _facts(profile), _profile_with(profile, pairing=None))
+    assert result.status == "skip" and "pairing.converter" in result.message
+
+
+def test_pairing_rknn_toolkit_newer_than_runtime_fails():
+    rk = load_profile("rk3588-evb", PROFILES)
+    info = {"family": "rknpu", "runtime": {"name": "librknnrt", "version": "2.3.0"}}
+    name = rk.models[0].name
+    facts = BoardFacts(
+        "root@rk", info=info, extra={"model_files": {name: {"format": "rknn", "toolkit": "2.3.2"}}}
+    )
+    result = run_check("pairing", facts, rk)
+    assert result.status == "fail" and "RKNN-Toolkit2 2.3.2 but the board's librknnrt is the older 2.3.0" in (
+        result.message
+    )
+    facts.info["runtime"]["version"] = "2.3.2"
+    assert run_check("pairing", facts, rk).status == "pass"
+
+
+def test_pairing_cvimodel_for_another_chip_fails():
+    duo = load_profile("milkv-duo256m", PROFILES)
+    name = duo.models[0].name
+    info = {"family": "cvitek-tpu", "driver": {"chip": "cv181x"}}
+    facts = BoardFacts(
+        "root@duo", info=info, extra={"model_files": {name: {"format": "cvimodel", "chip": "cv180x"}}}
+    )
+    result = run_check("pairing", facts, duo)
+    assert result.status == "fail" and "compiled for cv180x but the board is cv181x" in result.message
+    facts.extra["model_files"][name]["chip"] = "cv181x"
+    assert run_check("pairing", facts, duo).status == "pass"
+
+
+def _profile_with(profile, **changes):
+    import dataclasses
+
+    return dataclasses.replace(profile, **changes)

@@ -173,8 +173,10 @@ def test_generic_cpu_board_passes_with_skips_and_strict_fails_them(twin_setup, t
     run = run_on_twin(twin, profile, tmp_path / "lenient")
     assert run.returncode == 0, run.describe()
     skipped = {c.check for c in run.cases if c.status == "skip"}
-    assert skipped == {"driver", "silicon", "runtime", "delegate", "memory"}, run.describe()
-    assert {c.check for c in run.cases if c.status == "pass"} == {"outputs", "performance"}
+    assert skipped == {"driver", "silicon", "runtime", "delegate", "memory", "kernel_log", "pairing"}, (
+        run.describe()
+    )
+    assert {c.check for c in run.cases if c.status == "pass"} == {"outputs", "performance", "determinism"}
     strict = run_on_twin(twin, profile, tmp_path / "strict", ["--strict"])
     assert strict.returncode == 1, strict.describe()
     assert strict.failed() == skipped, strict.describe()
@@ -189,7 +191,7 @@ def test_fleet_with_an_unreachable_board_judges_the_others(twin_setup, tmp_path)
         dead = f"root@127.0.0.1:{sock.getsockname()[1]}"
         run = run_suite([twin.target, dead], profile, tmp_path / "run", twin.identity, twin.known_hosts)
     assert run.returncode == 1, run.describe()
-    assert run.failed(twin.target) == set() and len(run.results(twin.target)) == 7, run.describe()
+    assert run.failed(twin.target) == set() and len(run.results(twin.target)) == 10, run.describe()
     assert run.failed(dead) == {
         "driver",
         "silicon",
@@ -198,6 +200,9 @@ def test_fleet_with_an_unreachable_board_judges_the_others(twin_setup, tmp_path)
         "outputs",
         "memory",
         "performance",
+        "kernel_log",
+        "determinism",
+        "pairing",
     }
     assert "connection refused" in run.results(dead)["driver"].message
     assert f"{dead} (imx95-verdin-twin): NOT ACCEPTED — root cause: Cannot reach {dead}" in run.stdout

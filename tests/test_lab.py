@@ -169,7 +169,7 @@ def test_suite_accepts_a_twin_through_lg_env(twin_factory, tmp_path: Path) -> No
     cases = read_junit(junit) if junit.exists() else []
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert {c.target for c in cases} == {twin.target}
-    assert len(cases) == 7 and all(c.status == "pass" for c in cases), cases
+    assert len(cases) == 10 and all(c.status == "pass" for c in cases), cases
 
 
 # ------------------------------------------------------------------ LAVA

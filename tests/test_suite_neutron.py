@@ -22,7 +22,18 @@ from twins.boards_run import (
 )
 from twins.delegate.convert import convert
 
-ALL_CHECKS = {"driver", "silicon", "runtime", "delegate", "outputs", "memory", "performance"}
+ALL_CHECKS = {
+    "driver",
+    "silicon",
+    "runtime",
+    "delegate",
+    "outputs",
+    "memory",
+    "performance",
+    "kernel_log",
+    "determinism",
+    "pairing",
+}
 SEED_000_SENTENCE = (
     "NPU outputs are degenerate and the SoC is i.MX95 A0 (revision 1.0): NPU acceleration "
     "is supported on B0 silicon only — this board cannot pass."
@@ -160,7 +171,7 @@ def test_fleet_judges_each_board_on_its_own(matrix):
     run = matrix["fleet"]
     healthy, a0 = matrix["targets"]["healthy"], matrix["targets"]["a0"]
     assert run.returncode == 1, run.describe()
-    assert run.failed(healthy) == set() and len(run.results(healthy)) == 7, run.describe()
+    assert run.failed(healthy) == set() and len(run.results(healthy)) == len(ALL_CHECKS), run.describe()
     assert run.failed(a0) == {"silicon"}, run.describe()
     assert f"{healthy} (imx95-verdin-twin): ACCEPTED" in run.stdout
     safe_a0 = a0.replace("@", "_").replace(":", "_")

@@ -422,9 +422,9 @@ def test_restart_check_must_be_a_boolean(tmp_path: Path) -> None:
 # --- the suite, as a user runs it, against RKNPU board twins ----------------------------------
 
 # What the vendor profiles check that a twin can present for real: the driver and its version,
-# the SoC, the runtime and rknn_server, the NPU SRAM. (Outputs and performance need the TFLite
-# reference MobileNet of the image, which a twin does not carry.)
-TWIN_CHECKS = ("driver", "silicon", "runtime", "memory")
+# the SoC, the runtime and rknn_server, the NPU SRAM, the kernel log, repeated runs. (Outputs and
+# performance need the TFLite reference MobileNet of the image, which a twin does not carry.)
+TWIN_CHECKS = ("driver", "silicon", "runtime", "memory", "kernel_log", "determinism")
 
 
 @pytest.fixture(scope="module")
@@ -463,7 +463,15 @@ def test_healthy_twin_passes_driver_soc_runtime_and_sram(suite_runs: dict, name:
 
 
 @pytest.mark.parametrize(
-    "fault", ["sram-missing", "server-down", "version-mismatch", "old-driver", "server-not-supervised"]
+    "fault",
+    [
+        "sram-missing",
+        "server-down",
+        "version-mismatch",
+        "old-driver",
+        "server-not-supervised",
+        "npu-job-timeout",
+    ],
 )
 def test_each_fault_fails_its_check(suite_runs: dict, fault: str) -> None:
     from twins.boards_rockchip import FAULTS

@@ -10,14 +10,19 @@ on a good image a killed rknn_server comes back within a second. The PIDs are re
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
+
+from npu_accept.transport import CommandTimeout
 
 DEFAULT_TIMEOUT_S = 10.0
 POLL_INTERVAL_S = 0.2
 COMMAND_TIMEOUT_S = 30.0
+FACT_KEY = "daemon_restart"
 
 
 class _Link(Protocol):
@@ -85,3 +90,28 @@ def probe_restart(
         if probe.waited_s >= timeout_s:
             return probe
         time.sleep(poll_s)
+
+
+def restart_settings(profile: Any) -> tuple[bool, str, float]:
+    """(probe wanted, daemon name, restart timeout) from the profile's `daemon` section."""
+    daemon = profile.daemon or {}
+    name = str(daemon.get("name") or "rknn_server")
+    timeout = float(daemon.get("restart_timeout_s", DEFAULT_TIMEOUT_S))
+    return bool(daemon.get("restart_check")), name, timeout
+
+
+def collect_daemon_restart(
+    connection: Any, remote_dir: str, facts: Any, profile: Any, artifacts: Path
+) -> dict[str, Any]:
+    """Kill the daemon and wait for its supervisor to restart it (only if the profile asks)."""
+    wanted, name, timeout = restart_settings(profile)
+    if not wanted or facts.info is None:
+        return {}
+    try:
+        record = probe_restart(connection, name, timeout).as_dict()
+    except CommandTimeout as exc:
+        record = RestartProbe(
+            name, False, timeout_s=timeout, error=f"a probe command timed out ({exc})"
+        ).as_dict()
+    (artifacts / "daemon-restart.json").write_text(json.dumps(record, indent=2) + "\n")
+    return {FACT_KEY: record}

@@ -62,6 +62,9 @@ class Imx95Board:
     converted: Path | None = None  # override the converted model (e.g. a slower build)
     reference: Path | None = None
     model_replaced: bool = False  # the manifest records another build of the converted model
+    kernel_release: str = KERNEL_RELEASE
+    boot_log: tuple[str, ...] = ()  # extra kernel log lines since boot
+    run_fault: str | None = None  # a kernel message the delegate logs at each invoke (during the run)
 
 
 HEALTHY = Imx95Board()
@@ -111,6 +114,37 @@ FAULTS: dict[str, tuple[Imx95Board, str, str]] = {
         "does not match",
     ),
     "pool-missing": (replace(HEALTHY, name="imx95-no-pool", pool_bytes=None), "memory", "pool is missing"),
+    # remoteproc_core.c's rproc_report_crash() wording, logged at boot
+    "kernel-fault-at-boot": (
+        replace(
+            HEALTHY,
+            name="imx95-rproc-crash",
+            boot_log=(
+                "[    2.300000] remoteproc remoteproc0: crash detected in imx95-neutron-rproc: type watchdog",
+            ),
+        ),
+        "kernel_log",
+        "since boot (before the run)",
+    ),
+    # arm-smmu-v3.c's event queue wording, logged by the NPU job itself
+    "kernel-fault-during-run": (
+        replace(
+            HEALTHY, name="imx95-smmu-fault", run_fault="arm-smmu-v3 490d0000.iommu: event 0x10 received:"
+        ),
+        "kernel_log",
+        "SMMU blocked a DMA access (an IOMMU fault) during the run",
+    ),
+    "nondeterministic": (
+        replace(HEALTHY, name="imx95-jitter", delegate_mode="jitter"),
+        "determinism",
+        "differs from run 1",
+    ),
+    # a model converted with the Neutron SDK of LF 6.12.49_2.2.0 (the profile's) on a 6.12.20 BSP
+    "sdk-bsp-mismatch": (
+        replace(HEALTHY, name="imx95-bsp-6.12.20", kernel_release="6.12.20-lts-next"),
+        "pairing",
+        "Neutron SDK 2.2.2 of BSP LF 6.12.49_2.2.0 (kernel 6.12.49) but the board runs kernel 6.12.20",
+    ),
 }
 
 # Slightly-off outputs within the profile's tolerance: must PASS every check.
@@ -178,7 +212,8 @@ def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
         # /lib is the host's symlink to usr/lib inside the twin's overlay root: a twin file under /lib
         # would replace it and hide the host's libraries, so the firmware goes to where it resolves.
         "/usr/lib/firmware/NeutronFirmware.elf": b"\x7fELF twin placeholder: never executed\n",
-        "/etc/neutron-twin.conf": f"# twin delegate fault mode\nmode = {board.delegate_mode}\n",
+        "/etc/neutron-twin.conf": f"# twin delegate fault mode\nmode = {board.delegate_mode}\n"
+        + (f"kernel_log = {board.run_fault}\n" if board.run_fault else ""),
         f"{MODELS_DIR}/{CONVERTED_NAME}": (board.converted or assets.converted).read_bytes(),
         f"{MODELS_DIR}/{REFERENCE_NAME}": (board.reference or assets.reference).read_bytes(),
     }
@@ -194,7 +229,7 @@ def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
     kernel_log = (
         "\n".join(
             [
-                f"[    0.000000] Linux version {KERNEL_RELEASE} (oe-user@oe-host) #1 SMP PREEMPT",
+                f"[    0.000000] Linux version {board.kernel_release} (oe-user@oe-host) #1 SMP PREEMPT",
                 "[    2.101000] remoteproc remoteproc0: imx95-neutron-rproc is available",
                 "[    2.102000] remoteproc remoteproc0: powering up imx95-neutron-rproc",
                 "[    2.110000] remoteproc remoteproc0: Booting fw image NeutronFirmware.elf, size 38",
@@ -202,6 +237,7 @@ def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
                 # dev_info() of NXP's neutron_device.c ("created neutron device, name=%s"); the device name
                 # follows the imx95.dtsi node imx95-neutron@4ab00004.
                 "[    2.130000] neutron 4ab00004.imx95-neutron: created neutron device, name=neutron0",
+                *board.boot_log,
             ]
         )
         + "\n"
@@ -210,7 +246,7 @@ def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
         name=board.name,
         files=files,
         devices={"/dev/neutron0": DeviceNode(NEUTRON_MAJOR, 0)},
-        kernel_release=KERNEL_RELEASE,
+        kernel_release=board.kernel_release,
         kernel_log=kernel_log,
     )
 

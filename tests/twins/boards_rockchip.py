@@ -134,6 +134,7 @@ class RockchipBoard:
     server_running: bool = True
     server_supervised: bool = True  # False: no supervisor restarts a killed rknn_server
     runtime_matches_server: bool = True
+    boot_log: tuple[str, ...] = ()  # extra kernel log lines since boot
 
 
 SOC_FACTS = {
@@ -203,6 +204,7 @@ def rockchip_spec(
             f"sram size: {board.sram_bytes:#x}"
         )
         files["/sys/kernel/debug/rknpu/mm"] = mm_bitmap(board.sram_bytes)
+    log.extend(board.boot_log)
     runtime = assets.runtime if board.runtime_matches_server else assets.old_runtime
     # Supervised as rknn-server.service (Restart=on-failure) would: the harness restarts it 0.2 s
     # after it dies, so check 3's kill-and-watch probe sees a new PID.
@@ -245,6 +247,19 @@ FAULTS: dict[str, tuple[RockchipBoard, str, str]] = {
         "rknn-server.service (Restart=on-failure) or its init script.",
     ),
     "old-driver": (RockchipBoard(name="rk3588-old-driver", driver_version="0.8.2"), "driver", "0.8.2"),
+    # drivers/rknpu/rknpu_job.c's timeout wording, as an RK3588 logs it
+    "npu-job-timeout": (
+        RockchipBoard(
+            name="rk3588-job-timeout",
+            boot_log=(
+                "[  105.708333] RKNPU: failed to wait job, task counter: 0, flags: 0x5, ret = 0, "
+                "elapsed time: 6226553us",
+                "[  105.812210] RKNPU: job timeout, flags: 0x0:",
+            ),
+        ),
+        "kernel_log",
+        "an RKNPU job timed out in the kernel driver since boot",
+    ),
 }
 
 

@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: MIT
-"""The seven acceptance checks as pure functions of a board's facts.
+"""The acceptance checks as pure functions of a board's facts.
 
     from npu_accept.checks import run_all, root_cause
     results = run_all(facts, profile)        # {"driver": CheckResult, …} in check order
     sentence = root_cause(results)           # None when nothing failed
 
-One module per check (driver, silicon, runtime, delegate, outputs, memory, performance); each
-exports `IMPLEMENTS = {(check, family): function}` (family "*" = any).  A new NPU family adds its
-own module with its entries; see `registry`.  The pytest plugin and the oeqa bridge call the same
-functions.
+One module per check (driver, silicon, runtime, delegate, outputs, memory, performance,
+kernel_log, determinism, pairing); each exports `IMPLEMENTS = {(check, family): function}` (family
+"*" = any).  A new NPU family adds its own module with its entries; see `registry`.  The checks do
+no I/O: what they need from the board beyond npu-info and the model runs is gathered by collectors
+(`npu_accept.collectors`, named in a module's `COLLECTORS`).  The pytest plugin and the oeqa bridge
+call the same functions.
 """
 
 from npu_accept.checks.base import CHECK_ORDER, CHECK_TITLES, FAIL, PASS, SKIP, CheckResult

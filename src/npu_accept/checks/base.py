@@ -9,7 +9,7 @@ from typing import Any
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
-# The seven checks in the order the issue numbers them; test ids and reports use these names.
+# The checks in the order the issues number them; test ids and reports use these names.
 CHECK_ORDER: tuple[str, ...] = (
     "driver",
     "silicon",
@@ -18,6 +18,9 @@ CHECK_ORDER: tuple[str, ...] = (
     "outputs",
     "memory",
     "performance",
+    "kernel_log",
+    "determinism",
+    "pairing",
 )
 CHECK_TITLES: dict[str, str] = {
     "driver": "1. Driver",
@@ -27,6 +30,9 @@ CHECK_TITLES: dict[str, str] = {
     "outputs": "5. Output correctness",
     "memory": "6. SRAM / memory pools",
     "performance": "7. Performance",
+    "kernel_log": "8. Kernel log",
+    "determinism": "9. Determinism",
+    "pairing": "10. Model and runtime pairing",
 }
 
 

@@ -91,5 +91,5 @@ def run_check(check: str, facts: BoardFacts, profile: Profile) -> CheckResult:
 
 
 def run_all(facts: BoardFacts, profile: Profile) -> dict[str, CheckResult]:
-    """All seven checks in order."""
+    """Every check, in order."""
     return {check: run_check(check, facts, profile) for check in CHECK_ORDER}

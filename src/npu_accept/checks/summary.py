@@ -3,7 +3,8 @@
 
 Causes are ranked: a silicon revision the NPU stack does not support explains everything after
 it (seed 000: degenerate outputs on an i.MX95 A0), then a board that could not be examined, the
-driver, the memory pool, the runtime, the delegate, the outputs, the performance.
+driver, the memory pool, the model's pairing with the runtime, the runtime, kernel faults, the
+delegate, the outputs, determinism, the performance.
 """
 
 from __future__ import annotations
@@ -19,8 +20,21 @@ _SYMPTOMS = {
     "runtime": "the NPU runtime is broken",
     "memory": "the NPU memory pool is wrong",
     "driver": "the NPU driver is wrong",
+    "kernel_log": "the kernel reports NPU faults",
+    "determinism": "NPU outputs change from run to run",
+    "pairing": "the model was not made for this runtime",
 }
-_RANK = ("driver", "memory", "runtime", "delegate", "outputs", "performance")
+_RANK = (
+    "driver",
+    "memory",
+    "pairing",
+    "runtime",
+    "kernel_log",
+    "delegate",
+    "outputs",
+    "determinism",
+    "performance",
+)
 
 
 def root_cause(results: Mapping[str, CheckResult]) -> str | None:

@@ -16,29 +16,36 @@
  *
  * Fault modes come from a config file (default /etc/neutron-twin.conf, or delegate option
  * "config"), "key = value" lines:
- *   mode  = ok | constant[:VALUE] | offset:EPS | fail-invoke | claim-none
+ *   mode  = ok | constant[:VALUE] | offset:EPS | fail-invoke | claim-none | jitter
+ *           (jitter: each process nudges one output element, chosen by the clock, by one step:
+ *           the same input gives different outputs from run to run)
  *   claim = neutrongraph | reshape     (reshape: also claim builtin RESHAPE nodes)
  *   report = N                         (print N as the delegated count: a delegate whose log lies)
+ *   kernel_log = TEXT                  (each invoke appends "[uptime] TEXT" to the twin's kernel
+ *                                      log, /usr/share/twin/kernel.log: a fault during the run)
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tflite_abi.h"
 
 #define DEFAULT_CONFIG "/etc/neutron-twin.conf"
 #define TWIN_VERSION "twin-1.0.0"
 #define CUSTOM_OP "NeutronGraph"
+#define TWIN_KERNEL_LOG "/usr/share/twin/kernel.log"
 
-enum twin_mode { MODE_OK, MODE_CONSTANT, MODE_OFFSET, MODE_FAIL_INVOKE, MODE_CLAIM_NONE };
+enum twin_mode { MODE_OK, MODE_CONSTANT, MODE_OFFSET, MODE_FAIL_INVOKE, MODE_CLAIM_NONE, MODE_JITTER };
 
 struct twin_config {
   enum twin_mode mode;
   double value; /* constant value or offset */
   int claim_reshape;
   int report_nodes; /* -1: print the true count */
+  char kernel_log[160]; /* appended to the twin's kernel log at each invoke when not empty */
 };
 
 struct twin_delegate {
@@ -70,6 +77,7 @@ static int read_config(const char* path, struct twin_config* cfg, char* err, siz
   cfg->value = 0.0;
   cfg->claim_reshape = 0;
   cfg->report_nodes = -1;
+  cfg->kernel_log[0] = 0;
   FILE* f = fopen(path, "r");
   if (!f) {
     if (errno == ENOENT) return 0;
@@ -102,6 +110,7 @@ static int read_config(const char* path, struct twin_config* cfg, char* err, siz
       else if (strcmp(val, "offset") == 0 && arg) cfg->mode = MODE_OFFSET;
       else if (strcmp(val, "fail-invoke") == 0) cfg->mode = MODE_FAIL_INVOKE;
       else if (strcmp(val, "claim-none") == 0) cfg->mode = MODE_CLAIM_NONE;
+      else if (strcmp(val, "jitter") == 0) cfg->mode = MODE_JITTER;
       else {
         snprintf(err, errlen, "NeutronTwin: %s:%d unknown mode '%s'", path, lineno, val);
         fclose(f);
@@ -133,6 +142,8 @@ static int read_config(const char* path, struct twin_config* cfg, char* err, siz
         return -1;
       }
       cfg->report_nodes = (int)n;
+    } else if (strcmp(key, "kernel_log") == 0) {
+      snprintf(cfg->kernel_log, sizeof cfg->kernel_log, "%s", val);
     } else {
       snprintf(err, errlen, "NeutronTwin: %s:%d unknown key '%s'", path, lineno, key);
       fclose(f);
@@ -212,8 +223,37 @@ static void apply_fault(const struct twin_config* cfg, TfLiteTensor* t) {
   }
 }
 
+/* A kernel message "during the run", stamped with the board's uptime as printk does. */
+static void log_kernel_fault(const char* text) {
+  double uptime = 0.0;
+  FILE* f = fopen("/proc/uptime", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &uptime) != 1) uptime = 0.0;
+    fclose(f);
+  }
+  f = fopen(TWIN_KERNEL_LOG, "a");
+  if (!f) return;
+  fprintf(f, "[%12.6f] %s\n", uptime, text);
+  fclose(f);
+}
+
+/* One element moved by one step, the element chosen by the clock: differs from run to run. */
+static void jitter(TfLiteTensor* t) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  if (t->bytes == 0) return;
+  if (t->type == kTfLiteFloat32) {
+    size_t n = t->bytes / sizeof(float);
+    t->data.f[(size_t)now.tv_nsec % n] += 1e-3f;
+  } else if (t->type == kTfLiteUInt8 || t->type == kTfLiteInt8) {
+    size_t i = (size_t)now.tv_nsec % t->bytes;
+    t->data.uint8[i] = t->data.uint8[i] == 0x7f || t->data.uint8[i] == 0xff ? t->data.uint8[i] - 1 : t->data.uint8[i] + 1;
+  }
+}
+
 static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
   const struct twin_kernel* k = node->user_data;
+  if (k->config.kernel_log[0]) log_kernel_fault(k->config.kernel_log);
   if (k->config.mode == MODE_FAIL_INVOKE) {
     context->ReportError(context, "NeutronTwin: NPU job failed (twin fault mode fail-invoke)");
     return kTfLiteError;
@@ -228,6 +268,7 @@ static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
     }
     memcpy(out->data.raw, in->data.raw, out->bytes);
     if (k->config.mode == MODE_CONSTANT || k->config.mode == MODE_OFFSET) apply_fault(&k->config, out);
+    if (k->config.mode == MODE_JITTER) jitter(out);
   }
   return kTfLiteOk;
 }

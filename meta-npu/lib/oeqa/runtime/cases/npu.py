@@ -1,7 +1,7 @@
 #
 # SPDX-License-Identifier: MIT
 #
-"""NPU acceptance in testimage: the seven checks of `pytest pytests`, through oeqa's target.
+"""NPU acceptance in testimage: the checks of `pytest pytests`, through oeqa's target.
 
     IMAGE_CLASSES += "testimage"
     TEST_TARGET = "simpleremote"
@@ -10,7 +10,7 @@
     TEST_SUITES = "ping ssh npu"
     NPU_ACCEPT_PROFILE = "imx95-verdin"    # a board profile of pytests/profiles
 
-`bitbake -c testimage npu-image` then reports test_npu_1_driver … test_npu_7_performance. The
+`bitbake -c testimage npu-image` then reports test_npu_1_driver … test_npu_10_pairing. The
 collection and the judging are npu_accept's own (npu_accept.lab.oeqa_bridge adapts oeqa's target
 to the suite's transport): this file holds no check logic. The npu_accept package and its
 dependencies (numpy, PyYAML, jsonschema, paramiko) must be importable by the host's python3:
@@ -93,3 +93,12 @@ class NpuAcceptanceTest(OERuntimeTestCase):
 
     def test_npu_7_performance(self):
         self._judge("performance")
+
+    def test_npu_8_kernel_log(self):
+        self._judge("kernel_log")
+
+    def test_npu_9_determinism(self):
+        self._judge("determinism")
+
+    def test_npu_10_pairing(self):
+        self._judge("pairing")

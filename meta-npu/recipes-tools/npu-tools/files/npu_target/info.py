@@ -11,7 +11,7 @@ from . import TOOL_VERSION
 from .cli import EXIT_FAILED, EXIT_OK, SentenceParser, emit, fail_usage
 from .errors import UsageError
 from .probes import FAMILY_MODULES, FamilyFacts, detect_family, probe_family
-from .probes.common import ProbeContext, read_manifest, read_soc
+from .probes.common import ProbeContext, kernel_log_marker, read_manifest, read_soc
 
 SCHEMA = "npu-info/1"
 FAMILIES = (*FAMILY_MODULES, "none")
@@ -66,6 +66,7 @@ def collect(ctx: ProbeContext, family: str | None = None) -> dict[str, Any]:
         "memory": facts.memory,
         "load": facts.load,
         "manifest": read_manifest(ctx, errors),
+        "kernel_log": kernel_log_marker(ctx),
         "errors": errors,
     }
 

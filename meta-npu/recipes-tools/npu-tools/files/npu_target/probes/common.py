@@ -250,3 +250,18 @@ def file_version_strings(ctx: ProbeContext, absolute: str, pattern: str) -> str 
         return None
     found = re.search(pattern.encode(), data)
     return found.group(1).decode("utf-8", "replace") if found else None
+
+
+PRINTK_TIME = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\]")
+
+
+def kernel_log_marker(ctx: ProbeContext) -> dict[str, Any]:
+    """Where the kernel log stands now, so that lines logged later (during the model runs) can be
+    told from those since boot: the line count and the printk time of the last line."""
+    lines = ctx.dmesg()
+    stamp = PRINTK_TIME.match(lines[-1]) if lines else None
+    return {
+        "lines": len(lines),
+        "last_timestamp": float(stamp.group(1)) if stamp else None,
+        "readable": ctx.dmesg_error() is None,
+    }
