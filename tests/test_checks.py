@@ -391,10 +391,8 @@ def test_pairing_neutron_without_converter_in_profile_skips(profile):
 def test_pairing_rknn_toolkit_newer_than_runtime_fails():
     rk = load_profile("rk3588-evb", PROFILES)
     info = {"family": "rknpu", "runtime": {"name": "librknnrt", "version": "2.3.0"}}
-    name = rk.models[0].name
-    facts = BoardFacts(
-        "root@rk", info=info, extra={"model_files": {name: {"format": "rknn", "toolkit": "2.3.2"}}}
-    )
+    files = {m.name: {"format": "rknn", "toolkit": "2.3.2"} for m in rk.models}
+    facts = BoardFacts("root@rk", info=info, extra={"model_files": files})
     result = run_check("pairing", facts, rk)
     assert result.status == "fail" and "RKNN-Toolkit2 2.3.2 but the board's librknnrt is the older 2.3.0" in (
         result.message

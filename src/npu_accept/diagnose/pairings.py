@@ -179,5 +179,7 @@ def rknn_model_info(data: bytes) -> RknnModelInfo | None:
     return RknnModelInfo(
         format_version=int(fmt),
         toolkit_version=str(toolkit) if toolkit else None,
-        target_platform=str(platform) if platform else None,
+        target_platform=", ".join(map(str, platform))
+        if isinstance(platform, list)
+        else (str(platform) if platform else None),
     )
