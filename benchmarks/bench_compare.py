@@ -9,7 +9,7 @@ Per size N (float32 elements; REF ~ N(0, 1), OUT = REF + N(0, 0.01), both saved 
   compare    a child process running `npu-compare REF OUT` (default settings);
   top-k      the same with `--top-k 5` (top-5 over the whole vector, streamed).
 Each case runs in its own child; peak memory is that child's ru_maxrss (os.wait4), wall time is
-the child's whole life (interpreter start included), the median of --repeat runs.
+the child's whole life (interpreter start included), the median of --repeat runs taken round robin.
 
 Goals: compare <= 3x the baseline's wall time and <= 2x its peak memory at 1e7 and 1e8 elements;
 peak memory <= ~2x one input file.
@@ -106,9 +106,12 @@ def bench_size(size: int, repeat: int, directory: Path) -> None:
     if made.exit_code:
         raise SystemExit(f"could not write the test files: {made.output.strip()}")
     input_mib = ref_path.stat().st_size / 2**20
-    results: dict[str, Run] = {}
-    for name, argv in _cases(ref_path, out_path).items():
-        results[name] = _median([_child(argv) for _ in range(repeat)])
+    cases = _cases(ref_path, out_path)
+    runs: dict[str, list[Run]] = {name: [] for name in cases}
+    for _ in range(repeat):  # round robin: a noisy moment on a shared machine hits every case alike
+        for name, argv in cases.items():
+            runs[name].append(_child(argv))
+    results = {name: _median(got) for name, got in runs.items()}
     base = results["baseline"]
     print(f"\nN = {size:.0e} float32 ({input_mib:.0f} MiB per file), load average {_load()}")
     print(
