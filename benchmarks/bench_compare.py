@@ -4,8 +4,10 @@
 not a test), and the compare engine under 16 threads at once (the suite's one thread per board).
 
 Per size N (float32 elements; REF ~ N(0, 1), OUT = REF + N(0, 0.01), both saved with numpy.save):
-  baseline   a child process that np.loads both files and computes cosine and SQNR in float64
+  numpy f64  a child process that np.loads both files and computes cosine and SQNR in float64
              (np.dot / np.linalg.norm, the obvious numpy);
+  numpy f32  the same in float32 (faster and smaller, less exact); ratios are against the better
+             of the two baselines in each column;
   compare    a child process running `npu-compare REF OUT` (default settings);
   top-k      the same with `--top-k 5` (top-5 over the whole vector, streamed).
 Each case runs in its own child; peak memory is that child's ru_maxrss (os.wait4), wall time is
@@ -44,8 +46,8 @@ from npu_accept.compare import compare  # noqa: E402
 
 BASELINE = """
 import sys, numpy as np
-a = np.load(sys.argv[1]).astype(np.float64).ravel()
-b = np.load(sys.argv[2]).astype(np.float64).ravel()
+a = np.load(sys.argv[1]).astype(sys.argv[3]).ravel()
+b = np.load(sys.argv[2]).astype(sys.argv[3]).ravel()
 cosine = float(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))
 diff = a - b
 sqnr = 10 * np.log10(float(a @ a) / float(diff @ diff))
@@ -92,7 +94,8 @@ def _median(runs: list[Run]) -> Run:
 def _cases(ref: Path, out: Path) -> dict[str, list[str]]:
     cli = [sys.executable, "-m", "npu_accept.compare_cli", str(ref), str(out)]
     return {
-        "baseline": [sys.executable, "-c", BASELINE, str(ref), str(out)],
+        "numpy f64": [sys.executable, "-c", BASELINE, str(ref), str(out), "float64"],
+        "numpy f32": [sys.executable, "-c", BASELINE, str(ref), str(out), "float32"],
         "compare": cli,
         "top-k": [*cli, "--top-k", "5"],
     }
@@ -112,18 +115,20 @@ def bench_size(size: int, repeat: int, directory: Path) -> None:
         for name, argv in cases.items():
             runs[name].append(_child(argv))
     results = {name: _median(got) for name, got in runs.items()}
-    base = results["baseline"]
+    baselines = [run for name, run in results.items() if name.startswith("numpy")]
+    base_wall = min(run.wall_s for run in baselines)  # ratios against the better baseline
+    base_peak = min(run.peak_mib for run in baselines)
     print(f"\nN = {size:.0e} float32 ({input_mib:.0f} MiB per file), load average {_load()}")
     print(
         f"  {'case':10s} {'wall s':>8s} {'x base':>7s} {'peak MiB':>9s} {'x base':>7s} {'x input':>8s}  exit"
     )
     for name, run in results.items():
         print(
-            f"  {name:10s} {run.wall_s:8.2f} {run.wall_s / base.wall_s:7.2f} {run.peak_mib:9.0f} "
-            f"{run.peak_mib / base.peak_mib:7.2f} {run.peak_mib / input_mib:8.2f}  {run.exit_code}"
+            f"  {name:10s} {run.wall_s:8.2f} {run.wall_s / base_wall:7.2f} {run.peak_mib:9.0f} "
+            f"{run.peak_mib / base_peak:7.2f} {run.peak_mib / input_mib:8.2f}  {run.exit_code}"
         )
     verdict = results["compare"].output.strip().splitlines()
-    print(f"  baseline says: {base.output.strip()}; npu-compare says: {verdict[-1] if verdict else '?'}")
+    print(f"  numpy says: {baselines[0].output.strip()}; npu-compare says: {verdict[-1] if verdict else '?'}")
     for path in (ref_path, out_path):
         path.unlink()
 

@@ -91,7 +91,7 @@ def render(verdict: Verdict) -> str:
         shown = "n/a" if value is None else f"{value:.6g}"
         note = f"   (threshold {limit:g})" if limit is not None else ""
         if key == "top_k_agree" and verdict.top_k_rule:
-            note += f"   ({verdict.top_k_rule})"
+            note += f"   — {verdict.top_k_rule}"
         lines.append(f"{key:12s} {shown}{note}")
     lines.append(("MATCH: " if verdict.passed else "MISMATCH: ") + verdict.sentence)
     return "\n".join(lines)
