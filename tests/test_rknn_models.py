@@ -367,3 +367,18 @@ def test_backend_passes_a_4d_input_as_nhwc_when_the_model_reports_nchw(tmp_path:
     wrong = run_tool("npu-run", *args, "--input", str(tmp_path / "nchw.npy"), env=env)
     text = wrong.stderr if wrong.code == 2 else " ".join(wrong.json()["errors"])
     assert "has shape [1, 3, 224, 224] but model input 'images' needs [1, 224, 224, 3]" in text
+
+
+@pytest.mark.parametrize("name", ["rk3588-healthy", "rk3576-healthy"])
+def test_healthy_twin_passes_checks_8_to_10_with_governors_pinned(suite_runs: dict, name: str) -> None:
+    """Checks 8-10 on the real .rknn files: kernel log clean, repeated runs identical, the models'
+    RKNN-Toolkit2 2.3.2 pairs with librknnrt 2.3.2; check 7 reports a run with the governors pinned
+    and restored; the runtime's RKNN_LOG_LEVEL=4 log of each model is in the artifacts."""
+    run = suite_runs[name]
+    statuses = {check: run.results()[check].status for check in ("kernel_log", "determinism", "pairing")}
+    assert statuses == dict.fromkeys(statuses, "pass"), run.describe()
+    assert "(RKNN-Toolkit2 2.3.2)" in run.message("pairing") and "librknnrt 2.3.2" in run.message("pairing")
+    assert "pinned to performance and restored after" in run.message("performance"), run.message(
+        "performance"
+    )
+    assert len(list(run.artifacts.glob("*/*/rknn-log-level-4.txt"))) == len(MODEL_NAMES)

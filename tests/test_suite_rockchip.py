@@ -422,9 +422,9 @@ def test_restart_check_must_be_a_boolean(tmp_path: Path) -> None:
 # --- the suite, as a user runs it, against RKNPU board twins ----------------------------------
 
 # What the vendor profiles check that a twin can present for real: the driver and its version,
-# the SoC, the runtime and rknn_server, the NPU SRAM, the kernel log, repeated runs. (Outputs and
-# performance need the TFLite reference MobileNet of the image, which a twin does not carry.)
-TWIN_CHECKS = ("driver", "silicon", "runtime", "memory", "kernel_log", "determinism")
+# the SoC, the runtime and rknn_server, the NPU SRAM, the kernel log. (Outputs, determinism and
+# performance need the profile's .rknn models, which tests/test_rknn_models.py puts on its twins.)
+TWIN_CHECKS = ("driver", "silicon", "runtime", "memory", "kernel_log")
 
 
 @pytest.fixture(scope="module")
@@ -481,3 +481,71 @@ def test_each_fault_fails_its_check(suite_runs: dict, fault: str) -> None:
     failed = {c for c in TWIN_CHECKS if run.results()[c].status == "fail"}
     assert failed == {check}, run.describe()
     assert phrase in run.message(check), run.message(check)
+
+
+# --- check 7 on RKNPU: governors pinned for the measurement, and put back whatever happens ------
+
+GOVERNORS = {
+    "/sys/class/devfreq/fdab0000.npu/governor": "simple_ondemand",
+    "/sys/devices/system/cpu/cpufreq/policy0/scaling_governor": "schedutil",
+    "/sys/devices/system/cpu/cpufreq/policy4/scaling_governor": "schedutil",
+}
+
+
+def _pinned_run(twin, model_path: str, work: Path) -> dict:
+    """collect_pinned_performance over a real SSH connection to TWIN for one model at MODEL_PATH."""
+    import dataclasses
+
+    from npu_accept.collect import _upload_tools
+    from npu_accept.collectors.governors import collect_pinned_performance
+    from npu_accept.profile import load_profile
+    from npu_accept.transport import Connection, parse_target
+
+    profiles = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+    profile = load_profile("rk3588-evb", profiles)
+    spec = dataclasses.replace(profile.models[0], path=model_path)
+    profile = dataclasses.replace(profile, models=(spec,))
+    connection = Connection.open(
+        parse_target(twin.target),
+        identity=twin.identity,
+        known_hosts=twin.known_hosts,
+        accept_new_host_key=False,
+    )
+    try:
+        remote = connection.make_temp_dir()
+        _upload_tools(connection, remote)
+        work.mkdir(parents=True, exist_ok=True)
+        return collect_pinned_performance(connection, remote, None, profile, work)["pinned_performance"]
+    finally:
+        connection.close()
+
+
+def test_governors_are_pinned_for_the_run_and_restored_also_when_it_fails(twin_factory, tmp_path) -> None:  # noqa: ANN001
+    from twins.boards_rockchip import HEALTHY_RK3588, rockchip_assets, rockchip_spec
+
+    assets = rockchip_assets(tmp_path / "assets")
+    twin = twin_factory(
+        rockchip_spec(HEALTHY_RK3588, assets, twin_model([MOBILENET_INPUT], [MOBILENET_OUTPUT]))
+    )
+    record = _pinned_run(twin, "/usr/share/npu-models/no-such-model.rknn", tmp_path / "failing")
+    assert record["governors"] == GOVERNORS
+    assert sorted(record["pinned"]) == sorted(GOVERNORS)
+    (model,) = record["models"].values()
+    assert model["error"] and "status 2" in model["error"], record  # the run itself failed …
+    assert record["restored"] is True and record["not_restored"] == []  # … and every governor is back
+    for path, value in GOVERNORS.items():
+        assert twin.board_path(path).read_text().strip() == value
+    assert (tmp_path / "failing" / "pinned-performance.json").is_file()
+
+
+def test_governors_left_changed_fail_check_7() -> None:
+    from npu_accept.checks.registry import run_check
+    from npu_accept.facts import BoardFacts
+    from npu_accept.profile import load_profile
+
+    profile = load_profile("rk3588-evb", Path(__file__).resolve().parents[1] / "pytests" / "profiles")
+    record = {"models": {}, "restored": False, "not_restored": ["/sys/class/devfreq/fdab0000.npu/governor"]}
+    verdict = run_check(
+        "performance", BoardFacts("root@rk", info={}, extra={"pinned_performance": record}), profile
+    )
+    assert verdict.status == "fail" and "not put back as they were" in verdict.message

@@ -172,6 +172,11 @@ def rockchip_spec(
         + b"\0",
         "/sys/firmware/devicetree/base/model": f"Rockchip {board.soc.upper()} EVB\0",
         f"/usr/share/rknn_mobilenet_demo/model/{model_dir}/mobilenet_v1.rknn": model,
+        # Frequency governors a board exposes (devfreq of the NPU, cpufreq policies): check 7 pins
+        # them to "performance" for its RKNPU measurement and must put these values back.
+        f"/sys/class/devfreq/{npu}/governor": "simple_ondemand\n",
+        "/sys/devices/system/cpu/cpufreq/policy0/scaling_governor": "schedutil\n",
+        "/sys/devices/system/cpu/cpufreq/policy4/scaling_governor": "schedutil\n",
         "/usr/share/meta-npu/build-manifest.json": json.dumps(
             {
                 "schema": "npu-build-manifest/1",

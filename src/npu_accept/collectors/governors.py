@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+"""Performance measured with the NPU and CPU frequency governors pinned to "performance", and put
+back afterwards whatever happens (RKNN SDK v2.3.2 user guide 8.1.1: fix the CPU, DDR and NPU
+frequencies before measuring, e.g. `echo performance | tee $(find /sys/ -name *governor)`).
+
+The governors are the NPU's devfreq (`/sys/class/devfreq/*npu*/governor`) and every CPU policy
+(`/sys/devices/system/cpu/cpufreq/policy*/scaling_governor`). Their values are read first, pinned
+for the runs and written back in a `finally`; the record says what was pinned and whether every
+value read back as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from npu_accept.transport import CommandTimeout, TransportError
+
+FACT_KEY = "pinned_performance"
+PINNED = "performance"
+GOVERNOR_GLOBS = (
+    "/sys/class/devfreq/*npu*/governor",
+    "/sys/devices/system/cpu/cpufreq/policy*/scaling_governor",
+)
+TIMEOUT_S = 30.0
+RUN_TIMEOUT_S = 600.0
+
+
+def read_governors(link: Any) -> dict[str, str]:
+    """{path: governor} of every governor file the board has."""
+    script = (
+        "for f in "
+        + " ".join(GOVERNOR_GLOBS)
+        + '; do [ -f "$f" ] && printf "%s=%s\\n" "$f" "$(cat "$f")"; done; true'
+    )
+    result = link.run(script, timeout=TIMEOUT_S)
+    text = (
+        result.stdout.decode("utf-8", "replace") if isinstance(result.stdout, bytes) else str(result.stdout)
+    )
+    found = {}
+    for line in text.splitlines():
+        path, sep, value = line.partition("=")
+        if sep and path.startswith("/sys/"):
+            found[path] = value.strip()
+    return found
+
+
+def write_governors(link: Any, values: dict[str, str]) -> list[str]:
+    """Write each value; the paths whose write failed."""
+    failed = []
+    for path, value in values.items():
+        result = link.run(f"echo {shlex.quote(value)} > {shlex.quote(path)}", timeout=TIMEOUT_S)
+        if result.exit_code != 0:
+            failed.append(path)
+    return failed
+
+
+@contextmanager
+def pinned(link: Any, record: dict[str, Any]) -> Iterator[dict[str, str]]:
+    """Pin every governor to "performance" for the block; restore them after it, also when it raises."""
+    before = read_governors(link)
+    record.update(governors=before, pinned=[], restored=None, not_restored=[])
+    try:
+        record["pinned"] = [
+            p for p in before if p not in write_governors(link, dict.fromkeys(before, PINNED))
+        ]
+        yield before
+    finally:
+        write_governors(link, before)
+        after = read_governors(link)
+        record["not_restored"] = [p for p, v in before.items() if after.get(p) != v]
+        record["restored"] = not record["not_restored"]
+
+
+def collect_pinned_performance(
+    connection: Any, remote_dir: str, facts: Any, profile: Any, artifacts: Path
+) -> dict[str, Any]:
+    """Run each profile model on the NPU once more, `performance.runs` times, governors pinned."""
+    record: dict[str, Any] = {"models": {}, "error": None}
+    try:
+        with pinned(connection, record):
+            for spec in profile.models:
+                record["models"][spec.name] = _timed_run(connection, remote_dir, spec, profile)
+    except (CommandTimeout, TransportError) as exc:
+        record["error"] = str(exc)
+    (artifacts / "pinned-performance.json").write_text(json.dumps(record, indent=1) + "\n")
+    return {FACT_KEY: record}
+
+
+def _timed_run(connection: Any, remote_dir: str, spec: Any, profile: Any) -> dict[str, Any]:
+    from npu_accept.collect import make_inputs  # collect imports the registry, which imports this
+
+    remote = f"{remote_dir}/pinned/{spec.name}"
+    connection.run(f"mkdir -p {shlex.quote(remote)}/out", timeout=TIMEOUT_S)
+    inputs = []
+    for index, array in enumerate(make_inputs(spec)):
+        with tempfile.TemporaryDirectory() as tmp:
+            local = Path(tmp) / f"in{index}.npy"
+            np.save(local, array, allow_pickle=False)
+            connection.put(local, f"{remote}/in{index}.npy")
+        inputs.append(f"{remote}/in{index}.npy")
+    argv = ["python3", f"{remote_dir}/npu-run", "--model", spec.path, "--input", *inputs]
+    argv += ["--output-dir", f"{remote}/out", "--backend", spec.backend]
+    argv += ["--runs", str(profile.performance.runs), "--warmup", str(profile.performance.warmup), "--json"]
+    result = connection.run(" ".join(shlex.quote(a) for a in argv), timeout=RUN_TIMEOUT_S)
+    try:
+        report = json.loads(result.stdout)
+    except ValueError:
+        report = None
+    if result.exit_code != 0 or not isinstance(report, dict):
+        tail = result.stderr.decode("utf-8", "replace").strip().splitlines() if result.stderr else []
+        return {
+            "latency_ms": [],
+            "error": f"npu-run exited with status {result.exit_code}" + (f" ({tail[-1]})" if tail else ""),
+        }
+    return {"latency_ms": [float(x) for x in report.get("latency_ms") or []], "error": None}
