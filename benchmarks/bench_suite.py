@@ -22,9 +22,10 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path[:0] = [str(TESTS), str(TESTS.parent / "src")]
 
-from twins.boards import HEALTHY, imx95_spec  # noqa: E402
-from twins.boards_run import imx95_assets, imx95_twin_profile, run_on_twin  # noqa: E402
-from twins.harness import TwinError, start_twin  # noqa: E402
+from twins.boards_run import run_on_twin  # noqa: E402
+
+from npu_accept.sim.harness import TwinError, start_twin  # noqa: E402
+from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile  # noqa: E402
 
 
 def main() -> int:

@@ -28,8 +28,8 @@ _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT / "src"), str(_ROOT / "tests")]
 
 import paramiko  # noqa: E402
-from twins.harness import Twin, TwinError, TwinSpec, start_twin  # noqa: E402
 
+from npu_accept.sim.harness import Twin, TwinError, TwinSpec, start_twin  # noqa: E402
 from npu_accept.transport import Connection, TransportError  # noqa: E402
 
 COMMAND = "echo x"

@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: MIT
 """On-target acceptance suite: `pytest pytests --target USER@HOST --board PROFILE`.
 
-The plugin lives in the npu_accept package; running from a checkout works without installing it.
+The plugin is the npu_accept package's `pytest11` entry point; it is named here too so that a
+checkout works without installing the package (pyproject.toml puts src/ on pytest's path).
 """
 
-import sys
-from pathlib import Path
+import pytest
 
-_SRC = Path(__file__).resolve().parent.parent / "src"
-if _SRC.is_dir() and str(_SRC) not in sys.path:
-    sys.path.insert(0, str(_SRC))
+from npu_accept.plugin import request_suite
 
-# The plugin: options (--target, --board, …), per-board session fixtures, reports.
-pytest_plugins = ["npu_accept.plugin"]
-pytest_plugins.append("npu_accept.lab.pytest_labgrid")  # --lg-env: labgrid environments as --target
+# The plugin: options (--target, --board, …), per-board session fixtures, reports; and --lg-env
+# (labgrid environments as --target).
+pytest_plugins = ["npu_accept.plugin", "npu_accept.lab.pytest_labgrid"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    request_suite(config)

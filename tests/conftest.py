@@ -1,5 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""Shared fixtures of the host tests: the source tree on sys.path and the board-twin factory."""
+"""Shared fixtures of the host tests: the source tree on sys.path, the board-twin factory and the
+`twin` marker.
+
+A test that starts board twins or otherwise needs root (fixtures in ROOT_FIXTURES, used directly
+or through other fixtures) is marked `twin` automatically: `pytest -m "not twin" tests` is the
+fast subset that needs neither root nor sshd.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +20,22 @@ for _p in (_TESTS.parent / "src", _TESTS):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from twins.harness import Twin, TwinError, TwinSpec, start_twin  # noqa: E402
+from npu_accept.sim.harness import Twin, TwinError, TwinSpec, start_twin  # noqa: E402
 
 TwinFactory = Callable[[TwinSpec], Twin]
+ROOT_FIXTURES = frozenset({"twin_factory", "loop_device"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "twin: starts board twins or needs root otherwise (sshd, namespaces, loop devices)"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if ROOT_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.twin)
 
 
 @pytest.fixture(scope="session")

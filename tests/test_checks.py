@@ -5,7 +5,6 @@ that make it fail, and the session summary names the root cause."""
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +12,10 @@ import pytest
 from npu_accept.checks import CHECK_ORDER, root_cause, run_all, run_check
 from npu_accept.checks.delegate import delegated_from_log
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
+from npu_accept.paths import packaged_profiles_dir
 from npu_accept.profile import load_profile
 
-PROFILES = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+PROFILES = packaged_profiles_dir()
 SEED_LINE = "INFO: NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1 partitions."  # seed 000
 
 INFO = {

@@ -11,8 +11,17 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from twins.boards import HEALTHY, MODELS_DIR, REFERENCE_NAME, imx95_spec
-from twins.boards_run import REPO, imx95_assets, imx95_twin_profile, run_on_twin, run_suite
+from twins.boards_run import REPO, run_on_twin, run_suite
+
+from npu_accept.paths import packaged_profiles_dir
+from npu_accept.sim.imx95 import (
+    HEALTHY,
+    MODELS_DIR,
+    REFERENCE_NAME,
+    imx95_assets,
+    imx95_spec,
+    imx95_twin_profile,
+)
 
 USAGE_ERROR = 4  # pytest's exit status for a usage error
 NO_BOARD = 3  # the plugin's exit status when no board could be examined
@@ -69,7 +78,7 @@ def test_unknown_profile():
 
 
 def test_bad_profile_names_file_and_key(tmp_path):
-    data = yaml.safe_load((REPO / "pytests" / "profiles" / "imx95-verdin.yaml").read_text())
+    data = yaml.safe_load((packaged_profiles_dir() / "imx95-verdin.yaml").read_text())
     data["driver"]["min_versoin"] = "1.0"
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(data))
@@ -155,7 +164,7 @@ def test_board_temp_files_are_removed(twin_setup, tmp_path):
 
 def _generic_twin_profile(work) -> str:
     """generic-cpu.yaml pointed at the model the twin has: a CPU-only board."""
-    data = yaml.safe_load((REPO / "pytests" / "profiles" / "generic-cpu.yaml").read_text())
+    data = yaml.safe_load((packaged_profiles_dir() / "generic-cpu.yaml").read_text())
     data["models"][0].update(
         name="face_detection",
         path=f"{MODELS_DIR}/{REFERENCE_NAME}",

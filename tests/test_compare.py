@@ -15,6 +15,7 @@ from ai_edge_litert.interpreter import Interpreter, OpResolverType
 from models import FACE_DETECTION, FACE_LANDMARK, face_detection_input, face_landmark_input, model_path
 
 from npu_accept import compare as cmp
+from npu_accept.paths import packaged_profiles_dir
 
 REPO = Path(__file__).resolve().parents[1]
 RNG = np.random.default_rng(2026)
@@ -394,7 +395,7 @@ def test_cli_dequantizes_with_scale_and_zero_point(dumps: dict[str, Path]) -> No
 
 def test_cli_profile_thresholds(dumps: dict[str, Path]) -> None:
     assert _cli(str(dumps["ref"]), str(dumps["shifted"])).returncode == 0
-    profile = str(REPO / "pytests" / "profiles" / "imx95-verdin.yaml")
+    profile = str(packaged_profiles_dir() / "imx95-verdin.yaml")
     run = _cli(
         str(dumps["ref"]), str(dumps["shifted"]), "--profile", profile, "--model", "mobilenet_v1_quant"
     )
@@ -405,7 +406,7 @@ def test_cli_profile_thresholds(dumps: dict[str, Path]) -> None:
     "case", ["missing", "not-npy", "shape", "int-no-scale", "profile-no-model", "unknown-model", "bad-flag"]
 )
 def test_cli_bad_input_exit_2(case: str, dumps: dict[str, Path], tmp_path: Path) -> None:
-    profile = str(REPO / "pytests" / "profiles" / "imx95-verdin.yaml")
+    profile = str(packaged_profiles_dir() / "imx95-verdin.yaml")
     args, word = {
         "missing": ([str(dumps["ref"]), str(tmp_path / "nope.npy")], "nope.npy"),
         "not-npy": ([str(dumps["ref"]), str(dumps["text"])], "not a .npy"),

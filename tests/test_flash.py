@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from twins.harness import TwinFile
 
 from npu_accept.flash.cli import run
 from npu_accept.flash.device import SystemView
+from npu_accept.paths import packaged_profiles_dir
+from npu_accept.sim.harness import TwinFile
 
 REPO = Path(__file__).resolve().parent.parent
-PROFILES = REPO / "pytests" / "profiles"
+PROFILES = packaged_profiles_dir()
 
 # The flash: section each shipped board profile carries (docs/design.md "Flashing").
 FLASH_SECTIONS = {
@@ -562,8 +563,7 @@ def test_imx95_revision_read_from_a_running_board(twin_factory, tmp_path: Path, 
     twin is refused for the B0 boot container, a B0 twin passes."""
     from dataclasses import replace
 
-    from twins.boards import FAULTS, HEALTHY, imx95_spec
-    from twins.boards_run import imx95_assets
+    from npu_accept.sim.imx95 import FAULTS, HEALTHY, imx95_assets, imx95_spec
 
     assets = imx95_assets(tmp_path / "assets")
     profile = board_profile("imx95-verdin", tmp_path)

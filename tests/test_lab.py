@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 import yaml
 from test_flash import FLASH_SECTIONS, board_profile
-from twins.boards import HEALTHY, imx95_spec
-from twins.boards_run import imx95_assets, imx95_twin_profile, read_junit
+from twins.boards_run import read_junit
 
 from npu_accept.flash.spec import load_flash_spec
 from npu_accept.lab.errors import LabError
 from npu_accept.lab.labgrid_env import load_environment
 from npu_accept.lab.lava import main as lava_main
 from npu_accept.lab.lava import render_job
+from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile
 
 REPO = Path(__file__).resolve().parent.parent
 LABGRID_DIR = REPO / "lab" / "labgrid"

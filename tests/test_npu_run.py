@@ -13,10 +13,10 @@ import pytest
 from ai_edge_litert import schema_py_generated as schema
 from models import FACE_DETECTION, FACE_LANDMARK, face_detection_input, face_landmark_input, model_path
 from npu_tools import TOOLS_DIR, assert_one_sentence_usage_error, run_tool, validate
-from twins.delegate.build import build_delegate
-from twins.delegate.convert import convert
 
 from npu_accept.compare import compare
+from npu_accept.sim.delegate.build import build_delegate
+from npu_accept.sim.delegate.convert import convert
 
 FD_OPS = 164  # operators of face_detection_short_range.tflite (mediapipe 0.10.14)
 

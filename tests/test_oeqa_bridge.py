@@ -19,13 +19,12 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
-from twins.boards import FAULTS, HEALTHY, imx95_spec
-from twins.boards_run import imx95_assets, imx95_twin_profile
-from twins.harness import Twin
 
 from npu_accept.checks.registry import run_all
 from npu_accept.collect import Access, collect_board
 from npu_accept.profile import load_profile
+from npu_accept.sim.harness import Twin
+from npu_accept.sim.imx95 import FAULTS, HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile
 
 REPO = Path(__file__).resolve().parent.parent
 CASE_FILE = REPO / "meta-npu" / "lib" / "oeqa" / "runtime" / "cases" / "npu.py"

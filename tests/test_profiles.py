@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from npu_accept.paths import packaged_profiles_dir
 from npu_accept.profile import FileInput, ProfileError, RandomInput, load_profile
 
-PROFILES = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+PROFILES = packaged_profiles_dir()
 SHIPPED = sorted(PROFILES.glob("*.yaml"))
 
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest
-from twins.boards import SEED_000, imx95_spec
-from twins.boards_run import imx95_assets, imx95_twin_profile, run_on_twin
+from twins.boards_run import run_on_twin
 
 from npu_accept.checks import root_cause, run_all
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
+from npu_accept.paths import packaged_profiles_dir
 from npu_accept.profile import load_profile
 from npu_accept.report import (
     BoardOutcome,
@@ -27,8 +26,9 @@ from npu_accept.report import (
     write_baseline,
     write_reports,
 )
+from npu_accept.sim.imx95 import A0_FIELD_REPORT, imx95_assets, imx95_spec, imx95_twin_profile
 
-PROFILES = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+PROFILES = packaged_profiles_dir()
 
 
 def _outcome(message_hint: str = "") -> BoardOutcome:
@@ -142,7 +142,7 @@ def test_write_reports(tmp_path):
 @pytest.fixture(scope="module")
 def seed_run(twin_factory, tmp_path_factory):
     work = tmp_path_factory.mktemp("reports")
-    twin = twin_factory(imx95_spec(SEED_000, imx95_assets(work / "assets")))
+    twin = twin_factory(imx95_spec(A0_FIELD_REPORT, imx95_assets(work / "assets")))
     profile = imx95_twin_profile(work / "profile", runs=5)
     run = run_on_twin(twin, profile, work / "run", ["--lava-signals", "-o", "junit_family=xunit1"])
     return twin, run, work / "run" / "junit.xml"

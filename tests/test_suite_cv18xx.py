@@ -30,6 +30,8 @@ from twins.boards_cv18xx import (
     reference_outputs,
 )
 
+from npu_accept.paths import packaged_profiles_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -335,7 +337,7 @@ def ion_verdict(ion: dict | None):  # noqa: ANN201 (CheckResult)
     from npu_accept.facts import BoardFacts
     from npu_accept.profile import load_profile
 
-    profile = load_profile("milkv-duo256m", ROOT / "pytests" / "profiles")
+    profile = load_profile("milkv-duo256m", packaged_profiles_dir())
     facts = BoardFacts(target="twin", info={"memory": {"sram": None, "pools": [], "ion": ion}})
     return run_check("memory", facts, profile)
 
@@ -364,6 +366,6 @@ def test_missing_ion_fails() -> None:
 def test_profile_budget_is_what_the_overlay_leaves_the_tpu() -> None:
     from npu_accept.profile import load_profile
 
-    profile = load_profile("milkv-duo256m", ROOT / "pytests" / "profiles")
+    profile = load_profile("milkv-duo256m", packaged_profiles_dir())
     assert profile.family == "cvitek-tpu"
     assert profile.memory["ion_min_bytes"] <= ION_BYTES - 22 * MIB

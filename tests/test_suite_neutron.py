@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The acceptance suite, run as a user runs it, against i.MX95 board twins: the healthy twin passes
 every check, each fault twin fails exactly its check with its sentence, slightly-off outputs pass,
-the seed-000 twin (A0 + constant outputs) is summed up as A0 silicon, a latency regression against
+the A0 field-report twin (A0 + constant outputs) is summed up as A0 silicon, a latency regression against
 a --baseline fails, and a fleet judges each board on its own."""
 
 from __future__ import annotations
@@ -11,16 +11,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
-from twins.boards import FAULTS, HEALTHY, SEED_000, SLIGHTLY_OFF, imx95_spec, slowed_model
-from twins.boards_run import (
-    SuiteRun,
-    fleet_access,
+from twins.boards_run import SuiteRun, fleet_access, run_on_twin, run_suite
+
+from npu_accept.sim.delegate.convert import convert
+from npu_accept.sim.imx95 import (
+    A0_FIELD_REPORT,
+    FAULTS,
+    HEALTHY,
+    SLIGHTLY_OFF,
     imx95_assets,
+    imx95_spec,
     imx95_twin_profile,
-    run_on_twin,
-    run_suite,
+    slowed_model,
 )
-from twins.delegate.convert import convert
 
 ALL_CHECKS = {
     "driver",
@@ -34,7 +37,7 @@ ALL_CHECKS = {
     "determinism",
     "pairing",
 }
-SEED_000_SENTENCE = (
+A0_FIELD_REPORT_SENTENCE = (
     "NPU outputs are degenerate and the SoC is i.MX95 A0 (revision 1.0): NPU acceleration "
     "is supported on B0 silicon only — this board cannot pass."
 )
@@ -57,7 +60,7 @@ def matrix(twin_factory, tmp_path_factory) -> dict[str, SuiteRun]:
     boards = {
         "healthy": HEALTHY,
         "slightly-off": SLIGHTLY_OFF,
-        "seed-000": SEED_000,
+        "a0-field-report": A0_FIELD_REPORT,
         "regression": slow_build,
         **{name: board for name, (board, _, _) in FAULTS.items()},
     }
@@ -142,16 +145,16 @@ def test_degenerate_outputs_are_named_degenerate(matrix):
     assert "degenerate" in message or "constant" in message, message
 
 
-def test_seed_000_twin_summary_names_a0_silicon(matrix):
-    run = matrix["seed-000"]
+def test_a0_field_report_twin_summary_names_a0_silicon(matrix):
+    run = matrix["a0-field-report"]
     assert run.returncode == 1, run.describe()
     assert run.failed() == {"silicon", "outputs"}, run.describe()
-    assert SEED_000_SENTENCE in run.stdout, run.stdout[-2000:]
+    assert A0_FIELD_REPORT_SENTENCE in run.stdout, run.stdout[-2000:]
     summary = json.loads((run.artifacts / "summary.json").read_text())
     (board,) = summary.values()
-    assert board["root_cause"] == SEED_000_SENTENCE
-    assert SEED_000_SENTENCE in (run.artifacts / "report.md").read_text()
-    assert SEED_000_SENTENCE in (run.artifacts / "report.html").read_text()
+    assert board["root_cause"] == A0_FIELD_REPORT_SENTENCE
+    assert A0_FIELD_REPORT_SENTENCE in (run.artifacts / "report.md").read_text()
+    assert A0_FIELD_REPORT_SENTENCE in (run.artifacts / "report.html").read_text()
 
 
 def test_latency_regression_against_baseline_fails(matrix):

@@ -27,6 +27,8 @@ from twins.boards_rockchip import (
     twin_model,
 )
 
+from npu_accept.paths import packaged_profiles_dir
+
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -275,7 +277,7 @@ def sram_verdict(profile_name: str, sram: dict | None):  # noqa: ANN201 (CheckRe
     from npu_accept.facts import BoardFacts
     from npu_accept.profile import load_profile
 
-    profile = load_profile(profile_name, Path(__file__).resolve().parents[1] / "pytests" / "profiles")
+    profile = load_profile(profile_name, packaged_profiles_dir())
     facts = BoardFacts(target="twin", info={"memory": {"sram": sram, "pools": [], "ion": None}})
     return run_check("memory", facts, profile)
 
@@ -327,7 +329,7 @@ def runtime_verdict(probe: dict | None, *, restart_check: bool = True, info: dic
     from npu_accept.facts import BoardFacts
     from npu_accept.profile import load_profile
 
-    profile = load_profile("rk3588-evb", Path(__file__).resolve().parents[1] / "pytests" / "profiles")
+    profile = load_profile("rk3588-evb", packaged_profiles_dir())
     if not restart_check:
         profile = dataclasses.replace(profile, daemon={**(profile.daemon or {}), "restart_check": False})
     facts = BoardFacts(
@@ -340,7 +342,7 @@ def test_shipped_rockchip_profiles_ask_for_the_restart_check() -> None:
     from npu_accept.profile import load_profile
 
     for name in ("rk3588-evb", "rk3576-evb"):
-        profile = load_profile(name, Path(__file__).resolve().parents[1] / "pytests" / "profiles")
+        profile = load_profile(name, packaged_profiles_dir())
         assert (profile.daemon or {}).get("restart_check") is True
 
 
@@ -410,7 +412,7 @@ def test_restart_check_must_be_a_boolean(tmp_path: Path) -> None:
 
     from npu_accept.profile import ProfileError, load_profile
 
-    profiles = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+    profiles = packaged_profiles_dir()
     data = yaml.safe_load((profiles / "rk3588-evb.yaml").read_text())
     data["daemon"]["restart_check"] = "yes"
     bad = tmp_path / "bad.yaml"
@@ -435,7 +437,7 @@ def suite_runs(twin_factory, tmp_path_factory) -> dict:  # noqa: ANN001
     work = tmp_path_factory.mktemp("rknpu-suite")
     assets = rockchip_assets(work / "assets")
     model = twin_model([MOBILENET_INPUT], [MOBILENET_OUTPUT])
-    profiles = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+    profiles = packaged_profiles_dir()
     boards = {
         "healthy": (HEALTHY_RK3588, "rk3588-evb"),
         "rk3576": (HEALTHY_RK3576, "rk3576-evb"),

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from conftest import TwinFactory
-from twins.harness import Twin, TwinSpec
 
+from npu_accept.sim.harness import Twin, TwinSpec
 from npu_accept.transport import (
     AuthenticationRefused,
     BadTarget,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from conftest import TwinFactory
-from twins import harness
-from twins.harness import DeviceNode, Twin, TwinError, TwinFile, TwinProcess, TwinSpec, start_twin
 
+from npu_accept.sim import harness
+from npu_accept.sim.harness import DeviceNode, Twin, TwinError, TwinFile, TwinProcess, TwinSpec, start_twin
 from npu_accept.transport import Connection
 
 # Unique names so that "absent on the host" cannot pass by accident of the host's contents.
@@ -134,6 +134,7 @@ def test_supervised_daemon_is_restarted_after_being_killed(conn: Connection) -> 
     assert "sleep 3601" in _out(conn, "ps -eo args")
 
 
+@pytest.mark.twin  # starts a twin (root) without the twin_factory fixture
 def test_stop_removes_everything(tmp_path: Path) -> None:
     twin = start_twin(TwinSpec(name="stopper", processes=[TwinProcess("d", "sleep 3602")]), tmp_path)
     inside = twin.pids()
@@ -147,6 +148,7 @@ def test_stop_removes_everything(tmp_path: Path) -> None:
         pass
 
 
+@pytest.mark.twin  # starts a twin (root) without the twin_factory fixture
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
@@ -164,6 +166,7 @@ def test_bad_specs_fail_with_one_sentence(tmp_path: Path, spec: TwinSpec, messag
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.twin  # starts a twin (root) without the twin_factory fixture
 def test_sshd_that_cannot_start_is_reported_with_its_output(tmp_path: Path) -> None:
     fake_sshd = "#!/bin/sh\necho sshd-broke-here >&2\nexit 1\n"
     spec = TwinSpec(name="broken", executables={"/usr/sbin/sshd": fake_sshd})
@@ -194,3 +197,10 @@ def test_port_taken_by_another_sshd_is_not_mistaken_for_ours(
             assert c.run("hostname", timeout=10).stdout == b"second\n"
     finally:
         other.stop()
+
+
+def test_python_under_a_tmpfs_directory_is_kept_visible(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv in /tmp (the twin's /tmp is a fresh tmpfs) is bind-mounted back; /usr is not."""
+    monkeypatch.setattr(harness.sys, "prefix", "/tmp/some-venv")
+    monkeypatch.setattr(harness.sys, "base_prefix", "/usr")
+    assert harness.host_dirs_to_keep() == [Path("/tmp/some-venv").resolve()]

@@ -22,10 +22,10 @@ import numpy as np
 
 from npu_accept.checks.registry import collectors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
+from npu_accept.paths import target_tools
 from npu_accept.profile import FileInput, ModelSpec, Profile, RandomInput
 from npu_accept.transport import CommandTimeout, Connection, TransportError, parse_target
 
-TOOLS_DIR = Path(__file__).resolve().parents[2] / "meta-npu" / "recipes-tools" / "npu-tools" / "files"
 INFO_TIMEOUT_S = 60.0
 RUN_TIMEOUT_S = 600.0
 
@@ -144,17 +144,13 @@ def collect_over(
 
 
 def _upload_tools(connection: BoardLink, remote: str) -> None:
-    files = [
-        p
-        for p in sorted(TOOLS_DIR.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-    ]
-    dirs = sorted({str(p.parent.relative_to(TOOLS_DIR)) for p in files} - {"."})
+    files = target_tools().files()
+    dirs = sorted({str(Path(rel).parent) for rel in files} - {"."})
     if dirs:
         mkdir = "mkdir -p " + " ".join(shlex.quote(f"{remote}/{d}") for d in dirs)
         _checked(connection, mkdir, INFO_TIMEOUT_S)
-    for path in files:
-        connection.put(path, f"{remote}/{path.relative_to(TOOLS_DIR).as_posix()}")
+    for rel, path in files.items():
+        connection.put(path, f"{remote}/{rel}")
 
 
 def _checked(connection: BoardLink, command: str, timeout: float) -> Any:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from npu_accept.compare import Tensor, Verdict, compare
 
 EXIT_MATCH, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
-PROFILE_DIR = Path("pytests/profiles")
 
 
 class BadInput(Exception):
@@ -46,6 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", help="board profile name or YAML file with the model's thresholds")
     parser.add_argument("--model", help="model name in the profile whose thresholds apply")
     parser.add_argument(
+        "--profiles-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory of your own board profiles, searched before the shipped ones (repeatable)",
+    )
+    parser.add_argument(
         "--top-k",
         type=int,
         metavar="K",
@@ -55,15 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def profile_thresholds(profile: str | None, model: str | None) -> dict[str, float] | None:
+def profile_thresholds(
+    profile: str | None, model: str | None, profiles_dirs: Sequence[Path] = ()
+) -> dict[str, float] | None:
     if profile is None and model is None:
         return None
     if profile is None or model is None:
         raise BadInput("--profile and --model go together; give both or neither.")
+    from npu_accept.paths import profile_dirs
     from npu_accept.profile import ProfileError, load_profile  # jsonschema: only when needed
 
     try:
-        spec = load_profile(profile, PROFILE_DIR)
+        spec = load_profile(profile, profile_dirs(profiles_dirs))
     except ProfileError as exc:
         raise BadInput(str(exc).rstrip(".") + ".") from None
     for entry in spec.models:
@@ -98,7 +109,7 @@ def render(verdict: Verdict) -> str:
 
 
 def judge(args: argparse.Namespace) -> Verdict:
-    thresholds: dict[str, Any] = dict(profile_thresholds(args.profile, args.model) or {})
+    thresholds: dict[str, Any] = dict(profile_thresholds(args.profile, args.model, args.profiles_dir) or {})
     if args.top_k is not None:
         if args.top_k < 1:
             raise BadInput(f"--top-k must be at least 1, not {args.top_k}.")

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""pytest plugin of the acceptance suite (loaded by pytests/conftest.py).
+"""pytest plugin of the acceptance suite (a `pytest11` entry point; the suite's conftest.py also
+names it, so a checkout without an install works the same).
 
     pytest pytests --target USER@HOST[:PORT] --board PROFILE [--identity KEYFILE]
                    [--known-hosts FILE | --accept-new-host-key] [--artifacts DIR]
@@ -10,6 +11,10 @@ the test ids carry the target).  The first test that needs a board makes the ses
 `fleet` examine all boards concurrently, one thread per board, and judge the seven checks; each
 test then reports its check for its board.  The terminal summary and the reports name the root
 cause when checks fail.
+
+Installed, the plugin is loaded into every pytest session of its environment: it stays inert
+(options only) unless the suite's own conftest.py asks for it (`request_suite`) or a suite
+option (`--target`, `--board`) is given.
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ import pytest
 from npu_accept.checks.base import CHECK_TITLES, FAIL, SKIP, CheckResult
 from npu_accept.checks.registry import run_all
 from npu_accept.checks.summary import root_cause
-from npu_accept.collect import TOOLS_DIR, Access, collect_board
-from npu_accept.profile import Profile, ProfileError, load_profile
+from npu_accept.collect import Access, collect_board
+from npu_accept.paths import DataMissing, profile_dirs, target_tools
+from npu_accept.profile import Profile, ProfileError, load_profile, profile_names
 from npu_accept.report import (
     BoardOutcome,
     baseline_entry,
@@ -39,8 +45,6 @@ from npu_accept.report import (
     write_reports,
 )
 from npu_accept.transport import TransportError, parse_target
-
-PROFILE_DIR = Path(__file__).resolve().parents[2] / "pytests" / "profiles"
 
 
 @dataclass
@@ -58,6 +62,17 @@ class SuiteState:
 
 
 STATE = pytest.StashKey[SuiteState]()
+_REQUESTED = pytest.StashKey[bool]()
+
+
+def request_suite(config: pytest.Config) -> None:
+    """Called by the suite's conftest.py: this session runs the acceptance suite."""
+    config.stash[_REQUESTED] = True
+
+
+def _suite_requested(config: pytest.Config) -> bool:
+    option = config.option
+    return config.stash.get(_REQUESTED, False) or bool(getattr(option, "target", None) or option.board)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,7 +87,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--board",
         metavar="PROFILE",
-        help="board profile: a name from pytests/profiles or a path to a YAML file",
+        help="board profile: a name (npu-accept profiles lists them) or a path to a YAML file",
+    )
+    group.addoption(
+        "--profiles-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory of your own board profiles, searched before $NPU_ACCEPT_PROFILES and "
+        "the shipped ones (repeatable)",
     )
     group.addoption("--identity", type=Path, metavar="KEYFILE", help="SSH private key")
     group.addoption(
@@ -108,7 +132,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Validate the options and load the profile.  Runs last, so another plugin (e.g. a lab plugin
     turning a labgrid environment into targets) may append to `config.option.target` first."""
     config.addinivalue_line("markers", "npu_check(name): the acceptance check a test reports")
-    if config.option.collectonly and not config.option.target:
+    if not _suite_requested(config) or (config.option.collectonly and not config.option.target):
         return
     targets: list[str] = config.option.target
     if not targets:
@@ -122,23 +146,23 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
     if len(set(targets)) != len(targets):
         raise pytest.UsageError("A --target is given twice; name each board once.")
+    search = profile_dirs(config.option.profiles_dir)
     if not config.option.board:
         raise pytest.UsageError(
             "The acceptance suite needs a board profile: add --board PROFILE "
-            f"(one of {', '.join(sorted(p.stem for p in PROFILE_DIR.glob('*.yaml')))}) "
-            "or --board path/to/profile.yaml."
+            f"(one of {', '.join(profile_names(search))}) or --board path/to/profile.yaml."
         )
     try:
-        profile = load_profile(config.option.board, PROFILE_DIR)
+        profile = load_profile(config.option.board, search)
     except ProfileError as exc:
         raise pytest.UsageError(str(exc)) from None
     for option, path in (("--identity", config.option.identity), ("--baseline", config.option.baseline)):
         if path is not None and not path.is_file():
             raise pytest.UsageError(f"{option} {path} does not exist; give an existing file.")
-    if not (TOOLS_DIR / "npu-run").is_file():
-        raise pytest.UsageError(
-            f"The on-target tools are not at {TOOLS_DIR}; run the suite from a meta-npu checkout."
-        )
+    try:
+        target_tools()
+    except DataMissing as exc:
+        raise pytest.UsageError(str(exc)) from None
     baseline = _load_baseline(config.option.baseline) if config.option.baseline else None
     artifacts = config.option.artifacts
     if artifacts is None:
@@ -172,7 +196,7 @@ def _load_baseline(path: Path) -> dict[str, Any]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "board" in metafunc.fixturenames:
+    if "board" in metafunc.fixturenames and _suite_requested(metafunc.config):
         state = metafunc.config.stash.get(STATE, None)
         targets = state.targets if state else ["(no --target)"]
         metafunc.parametrize("board", targets, ids=targets, indirect=True, scope="session")

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Board profiles (`npu-profile/1`): load a YAML file, validate it, give typed records.
 
-`load_profile(name_or_path, search_dir)` accepts a profile name (a file `<name>.yaml` in the
-suite's profile directory) or a path to a YAML file.  Every problem ends in a `ProfileError`
+`load_profile(name_or_path, search)` accepts a profile name (a file `<name>.yaml` in one of the
+search directories; by default `npu_accept.paths.profile_dirs()`: the user's, then the shipped
+ones) or a path to a YAML file.  Every problem ends in a `ProfileError`
 whose message is one sentence naming the file and the key, so the pytest plugin can print it
 and exit without a traceback.
 """
@@ -10,6 +11,7 @@ and exit without a traceback.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -18,6 +20,8 @@ from typing import Any
 
 import jsonschema
 import yaml
+
+from npu_accept.paths import profile_dirs
 
 
 class ProfileError(Exception):
@@ -122,28 +126,36 @@ def profile_schema() -> dict[str, Any]:
     return json.loads(text)
 
 
-def resolve_profile_path(name_or_path: str, search_dir: Path) -> Path:
-    """The YAML file meant by `--board`: an existing path, or `<search_dir>/<name>.yaml`."""
+def resolve_profile_path(name_or_path: str, search: Path | Sequence[Path] | None = None) -> Path:
+    """The YAML file meant by `--board`: an existing path, or the first `<dir>/<name>.yaml`."""
+    dirs = profile_dirs() if search is None else [search] if isinstance(search, Path) else list(search)
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml") or "/" in name_or_path:
         if candidate.is_file():
             return candidate
         raise ProfileError(
             f"Board profile file {name_or_path} does not exist; "
-            "give an existing YAML file or a profile name from pytests/profiles."
+            "give an existing YAML file or the name of a profile (npu-accept profiles lists them)."
         )
-    path = search_dir / f"{name_or_path}.yaml"
-    if path.is_file():
-        return path
-    known = ", ".join(sorted(p.stem for p in search_dir.glob("*.yaml"))) or "none"
+    for directory in dirs:
+        path = directory / f"{name_or_path}.yaml"
+        if path.is_file():
+            return path
+    known = ", ".join(profile_names(dirs)) or "none"
     raise ProfileError(
         f"Unknown board profile '{name_or_path}'; use one of: {known}, or give the path of a YAML profile."
     )
 
 
-def load_profile(name_or_path: str, search_dir: Path) -> Profile:
+def profile_names(search: Sequence[Path] | None = None) -> list[str]:
+    """The profile names found in the search directories, sorted."""
+    dirs = profile_dirs() if search is None else search
+    return sorted({p.stem for d in dirs if d.is_dir() for p in d.glob("*.yaml")})
+
+
+def load_profile(name_or_path: str, search: Path | Sequence[Path] | None = None) -> Profile:
     """Load and validate a profile; raises ProfileError with one sentence on any problem."""
-    path = resolve_profile_path(name_or_path, search_dir)
+    path = resolve_profile_path(name_or_path, search)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twins.harness import DeviceNode, TwinFile, TwinProcess, TwinSpec
+from npu_accept.sim.harness import DeviceNode, TwinFile, TwinProcess, TwinSpec
 
 RUNTIME_PATH = "/usr/lib/librknnrt.so"
 SERVER_PATH = "/usr/bin/rknn_server"

@@ -11,7 +11,7 @@ What a healthy twin presents, and where a real board has it:
   fdac0000 and fdad0000 (the RK3588 NPU core addresses); kernel release 6.18 (kas/rock-5b.yml's
   linux-yocto; Rocket is in-tree, so the driver version is the kernel release).
 - /usr/lib/libteflon.so (the path profile rock-5b names): NOT Mesa. It is the twin delegate of
-  tests/twins/delegate/ (a real TFLite external delegate in C) built under that file name and
+  npu_accept/sim/delegate/ (a real TFLite external delegate in C) built under that file name and
   configured, through the profile's delegate option config=/etc/teflon-twin.conf, to claim the
   model's builtin RESHAPE nodes and compute them (a byte copy, which is what RESHAPE computes).
   Its log line is the twin delegate's ("NeutronDelegate delegate: N nodes delegated out of M …").
@@ -34,11 +34,12 @@ import models
 import numpy as np
 import yaml
 
-from twins.delegate.build import build_delegate
-from twins.harness import DeviceNode, TwinFile, TwinSpec
+from npu_accept.paths import packaged_profiles_dir
+from npu_accept.sim.delegate.build import build_delegate
+from npu_accept.sim.harness import DeviceNode, TwinFile, TwinSpec
 
 REPO = Path(__file__).resolve().parents[2]
-PROFILES = REPO / "pytests" / "profiles"
+PROFILES = packaged_profiles_dir()
 KERNEL_RELEASE = "6.18.0-yocto-standard"  # linux-yocto 6.18 (kas/rock-5b.yml), LINUX_KERNEL_TYPE standard
 DELEGATE_PATH = "/usr/lib/libteflon.so"  # profile rock-5b, delegate.path
 DELEGATE_CONFIG = "/etc/teflon-twin.conf"

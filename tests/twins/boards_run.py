@@ -19,96 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import models
-import numpy as np
-import yaml
+from npu_accept.sim.harness import Twin, fleet_access
 
-from twins.boards import CONVERTED_NAME, MODELS_DIR, REFERENCE_NAME, TwinAssets
-from twins.delegate.build import build_delegate
-from twins.delegate.convert import convert
-from twins.harness import Twin
+__all__ = ["fleet_access"]  # the tests and benchmarks import it from here too
 
 REPO = Path(__file__).resolve().parents[2]
-PROFILES = REPO / "pytests" / "profiles"
 SUITE_TIMEOUT_S = 600
-
-
-def imx95_assets(directory: Path) -> TwinAssets:
-    """The twin delegate, the real face detector and its "Neutron-converted" copy (cached in directory)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    delegate = build_delegate(directory)
-    reference = models.model_path(models.FACE_DETECTION)
-    converted = directory / CONVERTED_NAME
-    if not converted.exists() or converted.stat().st_mtime < reference.stat().st_mtime:
-        partial = directory / (CONVERTED_NAME + ".tmp")
-        convert(reference, partial)
-        partial.replace(converted)
-    return TwinAssets(delegate=delegate, converted=converted, reference=reference)
-
-
-def imx95_twin_profile(
-    directory: Path, runs: int = 20, regression_tolerance: float = 1.0, golden: bool = True
-) -> Path:
-    """imx95-verdin.yaml with the twin's models and the twin's performance expectations.
-
-    Everything that judges the silicon, driver, delegate, pool and outputs is the shipped profile's.
-    Only the models differ (the twin ships the MediaPipe face detector; its input is a real photo)
-    and the speed expectations: a twin's "NPU" is the host CPU, so it cannot be 2x faster than it.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    data = yaml.safe_load((PROFILES / "imx95-verdin.yaml").read_text())
-    photo = directory / "face_detection_input.npy"
-    image = models.face_detection_input()
-    np.save(photo, image)
-    golden_files = (
-        _golden_outputs(models.model_path(models.FACE_DETECTION), image, directory) if golden else []
-    )
-    data["name"] = "imx95-verdin-twin"
-    data["models"] = [
-        {
-            "name": "face_detection",
-            "path": f"{MODELS_DIR}/{CONVERTED_NAME}",
-            "reference": f"{MODELS_DIR}/{REFERENCE_NAME}",
-            "inputs": [{"file": photo.name}],
-            "golden": [g.name for g in golden_files] or None,
-            "thresholds": {
-                "cosine": 0.99,
-                "euclid": 0.90,
-                "sqnr_db": 20,
-                "top_k": 5,
-                "top_k_agree": 0.8,
-                "max_abs": 0.05,
-            },
-        }
-    ]
-    # The fastest run, not p50: twins share the host's CPUs with everything else running on it.
-    data["performance"] = {
-        "runs": runs,
-        "warmup": 3,
-        "min_speedup": 0.2,
-        "regression_tolerance": regression_tolerance,
-        "statistic": "min",
-    }
-    path = directory / "imx95-verdin-twin.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
-
-def _golden_outputs(model: Path, image: np.ndarray, directory: Path) -> list[Path]:
-    """The reference model's outputs for the photo, computed on the host: the "golden" files a
-    model package ships (here from the same TFLite the twin's CPU runs, so they must match)."""
-    from ai_edge_litert.interpreter import Interpreter
-
-    interpreter = Interpreter(model_path=str(model))
-    interpreter.allocate_tensors()
-    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], image)
-    interpreter.invoke()
-    paths = []
-    for index, detail in enumerate(interpreter.get_output_details()):
-        path = directory / f"face_detection_golden{index}.npy"
-        np.save(path, interpreter.get_tensor(detail["index"]))
-        paths.append(path)
-    return paths
 
 
 @dataclass(frozen=True)
@@ -210,17 +126,3 @@ def run_suite(
 
 def run_on_twin(twin: Twin, profile: str | Path, workdir: Path, extra: Sequence[str] = ()) -> SuiteRun:
     return run_suite([twin.target], profile, workdir, twin.identity, twin.known_hosts, extra)
-
-
-def fleet_access(twins: Sequence[Twin], directory: Path) -> tuple[Path, Path]:
-    """One identity and one known_hosts file for a fleet of twins (the first twin's client key is
-    authorized on every twin, through the harness's /run/twin/authorized_keys)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    identity = twins[0].identity
-    public = identity.with_suffix(".pub").read_text()
-    for twin in twins[1:]:
-        with (twin.directory / "run" / "authorized_keys").open("a") as keys:
-            keys.write(public)
-    known_hosts = directory / "known_hosts"
-    known_hosts.write_text("".join(t.known_hosts.read_text() for t in twins))
-    return identity, known_hosts

@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write a meta-npu image to a board with the method of its profile "
         "(uuu, rkdeveloptool or bmaptool), after checking the image and the target.",
     )
-    parser.add_argument("--board", required=True, help="board profile name (pytests/profiles) or YAML path")
+    parser.add_argument(
+        "--board", required=True, help="board profile name (npu-accept profiles lists them) or YAML path"
+    )
     parser.add_argument(
         "--image", required=True, type=Path, help="the .wic/.img image (optionally compressed)"
     )
@@ -64,7 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--boot-container", type=Path, help="i.MX boot container instead of the profile's")
     parser.add_argument("--loader", type=Path, help="Rockchip SPL loader instead of the profile's glob")
     parser.add_argument(
-        "--profiles-dir", type=Path, help="directory of board profiles (default: pytests/profiles)"
+        "--profiles-dir",
+        type=Path,
+        action="append",
+        default=[],
+        help="a directory of your own board profiles, searched before the shipped ones (repeatable)",
     )
     return parser
 

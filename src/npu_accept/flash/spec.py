@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from npu_accept.flash.errors import FlashError
+from npu_accept.paths import profile_dirs
 from npu_accept.profile import ProfileError, load_profile
 
 METHODS = ("uuu", "rkdeveloptool", "bmaptool")
@@ -27,15 +29,11 @@ class FlashSpec:
     sector: int = 0  # rkdeveloptool: first LBA of `wl`
 
 
-def default_profiles_dir() -> Path:
-    """pytests/profiles of the checkout this package runs from."""
-    return Path(__file__).resolve().parents[3] / "pytests" / "profiles"
-
-
-def load_flash_spec(board: str, profiles_dir: Path | None = None) -> FlashSpec:
-    """Load the profile named by --board and return its validated `flash:` section."""
+def load_flash_spec(board: str, profiles_dirs: Sequence[Path] = ()) -> FlashSpec:
+    """Load the profile named by --board (searched in profiles_dirs, then the usual places:
+    npu_accept.paths.profile_dirs) and return its validated `flash:` section."""
     try:
-        profile = load_profile(board, profiles_dir or default_profiles_dir())
+        profile = load_profile(board, profile_dirs(profiles_dirs))
     except ProfileError as exc:
         raise FlashError(str(exc)) from None
     return parse_flash_section(profile.flash, profile.name, profile.family, profile.source)

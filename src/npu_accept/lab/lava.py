@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""LAVA job definitions for a board, rendered from lab/lava/*.yaml.j2 by its flash method.
+"""LAVA job definitions for a board, rendered from the package's templates/lava/*.yaml.j2 by its flash method.
 
     python3 -m npu_accept.lab.lava --board imx95-verdin --set image_url=… --set boot_url=… \
         --set target=root@192.168.1.20 --set device_type=imx95-verdin --set suite_image=…
@@ -23,8 +23,9 @@ import yaml
 from npu_accept.flash.errors import FlashError
 from npu_accept.flash.spec import FlashSpec, load_flash_spec
 from npu_accept.lab.errors import LabError
+from npu_accept.paths import lava_templates_dir
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[3] / "lab" / "lava"
+TEMPLATE_DIR = lava_templates_dir()
 TEMPLATES = {"uuu": "uuu.yaml.j2", "rkdeveloptool": "flasher.yaml.j2", "bmaptool": "flasher.yaml.j2"}
 REQUIRED = {
     "uuu": ("image_url", "boot_url", "target", "device_type", "suite_image"),
@@ -119,7 +120,13 @@ def main(argv: list[str] | None = None) -> int:
         help="template variable (image_url, boot_url, loader_url, target, device_type, "
         "suite_image, identity, image_sha256, …)",
     )
-    parser.add_argument("--profiles-dir", type=Path, help="directory of board profiles")
+    parser.add_argument(
+        "--profiles-dir",
+        type=Path,
+        action="append",
+        default=[],
+        help="a directory of your own board profiles, searched before the shipped ones (repeatable)",
+    )
     args = parser.parse_args(argv)
     try:
         spec = load_flash_spec(args.board, args.profiles_dir)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,7 +25,6 @@ from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile, ProfileError, load_profile
 from npu_accept.transport import Result, TransferError, TransportError
 
-PROFILE_DIR = Path(__file__).resolve().parents[3] / "pytests" / "profiles"
 _STATUS_MARK = "npu-accept-status:"
 
 
@@ -152,11 +152,11 @@ def accept(
     profile_name: str,
     artifacts: Path,
     label: str = "oeqa-target",
-    profile_dir: Path = PROFILE_DIR,
+    profile_dirs: Sequence[Path] | None = None,
 ) -> OeqaVerdict:
     """Examine the board behind an oeqa target and judge the seven checks."""
     try:
-        profile = load_profile(profile_name, profile_dir)
+        profile = load_profile(profile_name, profile_dirs)
     except ProfileError as exc:
         raise ValueError(str(exc)) from None
     connection = OeqaConnection(oeqa_target, target=label)

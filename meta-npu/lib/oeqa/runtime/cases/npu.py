@@ -8,24 +8,19 @@
     TEST_TARGET_IP = "192.168.1.20"
     TEST_SERVER_IP = "192.168.1.10"
     TEST_SUITES = "ping ssh npu"
-    NPU_ACCEPT_PROFILE = "imx95-verdin"    # a board profile of pytests/profiles
+    NPU_ACCEPT_PROFILE = "imx95-verdin"    # a board profile (npu-accept profiles)
 
 `bitbake -c testimage npu-image` then reports test_npu_1_driver … test_npu_10_pairing. The
 collection and the judging are npu_accept's own (npu_accept.lab.oeqa_bridge adapts oeqa's target
 to the suite's transport): this file holds no check logic. The npu_accept package and its
-dependencies (numpy, PyYAML, jsonschema, paramiko) must be importable by the host's python3:
-from this checkout (src/ beside meta-npu/, found automatically) or `pip install` of it.
+dependencies must be installed in the Python that runs BitBake (e.g. the venv kas runs from):
+`pip install meta-npu-tools`, or `pip install -e` of this repository.
 """
 
-import sys
 import tempfile
 from pathlib import Path
 
 from oeqa.runtime.case import OERuntimeTestCase
-
-_SRC = Path(__file__).resolve().parents[5] / "src"
-if (_SRC / "npu_accept").is_dir() and str(_SRC) not in sys.path:
-    sys.path.insert(0, str(_SRC))
 
 try:
     from npu_accept.lab.oeqa_bridge import accept
@@ -35,7 +30,8 @@ except ImportError as exc:  # the host python3 lacks the suite: every test says 
     accept = None
     _IMPORT_ERROR = (
         f"The npu_accept package cannot be imported by the host's python3 ({exc}); "
-        f"run `python3 -m pip install -e {_SRC.parent}` on the build host."
+        "install it into the Python that runs BitBake: `python3 -m pip install meta-npu-tools` "
+        "(or `python3 -m pip install -e` of the meta-npu repository)."
     )
 
 
@@ -54,7 +50,7 @@ class NpuAcceptanceTest(OERuntimeTestCase):
         if not profile:
             cls.error = (
                 'NPU_ACCEPT_PROFILE is not set; add NPU_ACCEPT_PROFILE = "<board>" (a profile '
-                "of pytests/profiles, e.g. imx95-verdin) to local.conf."
+                "shipped with npu_accept, e.g. imx95-verdin) to local.conf."
             )
             return
         log_dir = cls.td.get("TEST_LOG_DIR") or tempfile.mkdtemp(prefix="npu-oeqa-")

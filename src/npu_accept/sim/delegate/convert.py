@@ -6,7 +6,8 @@ NPU delegate can run. The twin does the same on a real model with the TFLite fla
 the chosen RESHAPE nodes keep their data input and output but become NeutronGraph, so the CPU
 alone can no longer run the model (unresolved custom op) while the twin delegate computes them
 exactly (a RESHAPE is a byte copy). By default the RESHAPEs feeding the model's output
-CONCATENATIONs are converted, so a faulty NPU ruins every output row (seed 000's pattern).
+CONCATENATIONs are converted, so a faulty NPU ruins every output row (the pattern of the i.MX95
+A0 field report).
 """
 
 from __future__ import annotations

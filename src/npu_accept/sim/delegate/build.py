@@ -7,7 +7,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-SOURCE_DIR = Path(__file__).resolve().parent
+from npu_accept.paths import sim_dir
+
+SOURCE_DIR = sim_dir() / "delegate"
 SOURCES = ("neutron_twin_delegate.c", "tflite_abi.h")
 
 

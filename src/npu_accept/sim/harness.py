@@ -14,6 +14,11 @@ still reports the host's kernel: a twin's kernel release is the procfs fact
 
 ``/proc/device-tree`` cannot be created in procfs on a host without a device tree: present the
 tree under ``/sys/firmware/devicetree/base`` (what ``/proc/device-tree`` links to on a board).
+
+The board's ``python3`` is the interpreter running the harness (its directory comes first on the
+twin's PATH), so the on-target tools find the same numpy and TFLite bindings; when that
+interpreter lives under a directory the twin replaces with a tmpfs (a venv in /tmp), the
+directory is bind-mounted into the twin read-only.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-INIT_SCRIPT = Path(__file__).resolve().with_name("twin-init.sh")
+from npu_accept.paths import sim_dir
+
+INIT_SCRIPT = sim_dir() / "twin-init.sh"
 
 # Top-level directories that are fresh tmpfs in a twin (everything else is the overlay root).
 _TMPFS_DIRS = ("sys", "dev", "run", "tmp")
@@ -170,17 +177,29 @@ class Twin:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+def fleet_access(twins: Sequence[Twin], directory: Path) -> tuple[Path, Path]:
+    """One identity and one known_hosts file for a fleet of twins (the first twin's client key is
+    authorized on every twin, through the harness's /run/twin/authorized_keys)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    identity = twins[0].identity
+    public = identity.with_suffix(".pub").read_text()
+    for twin in twins[1:]:
+        with (twin.directory / "run" / "authorized_keys").open("a") as keys:
+            keys.write(public)
+    known_hosts = directory / "known_hosts"
+    known_hosts.write_text("".join(t.known_hosts.read_text() for t in twins))
+    return identity, known_hosts
+
+
 def start_twin(spec: TwinSpec, workdir: Path, deadline_s: float = 15.0) -> Twin:
     """Build and start a twin under ``workdir``; raise TwinError with one clear sentence."""
     if os.geteuid() != 0:
         raise TwinError("Board twins need root (mount namespaces, mknod); run the tests as root, as CI does.")
     for tool in ("unshare", "ssh-keygen"):
         if shutil.which(tool) is None:
-            raise TwinError(
-                f"{tool} is missing; install util-linux and openssh-client (.ci/apt-packages.txt)."
-            )
+            raise TwinError(f"{tool} is missing; install it (apt-get install util-linux openssh-client).")
     if not Path("/usr/sbin/sshd").exists():
-        raise TwinError("/usr/sbin/sshd is missing; install openssh-server (.ci/apt-packages.txt).")
+        raise TwinError("/usr/sbin/sshd is missing; install openssh-server (apt-get install openssh-server).")
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     for _attempt in range(3):
@@ -349,6 +368,17 @@ def _build_tree(spec: TwinSpec, directory: Path) -> None:
         _write(directory / "run" / "processes" / name, body.encode(), 0o755)
         plines.append(f"{name} {int(proc.restart)}\n")
     (spec_dir / "processes.list").write_text("".join(plines))
+    (spec_dir / "keep.list").write_text("".join(f"{p}\n" for p in host_dirs_to_keep()))
+
+
+def host_dirs_to_keep() -> list[Path]:
+    """Directories of this Python installation that lie under a directory the twin replaces with a
+    fresh tmpfs (/tmp, /run, ...): the twin bind-mounts them back so its python3 still runs."""
+    keep: list[Path] = []
+    for prefix in {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}:
+        if len(prefix.parts) > 2 and prefix.parts[1] in _TMPFS_DIRS:
+            keep.append(prefix)
+    return sorted(keep)
 
 
 def _environment(spec: TwinSpec) -> dict[str, str]:

@@ -3,7 +3,7 @@
 
 What a healthy twin presents, and where a real board has it:
 - /sys/devices/soc0/{soc_id,revision,family,machine}: "i.MX95", "2.0" (B0) — soc-imx9.c;
-  revision "1.0" is A0 and "1.1" is A1 (see /work/shared/reference/STACKS.md).
+  revision "1.0" is A0 and "1.1" is A1 (drivers/soc/imx/soc-imx9.c, docs/PROVENANCE.md).
 - /sys/module/neutron/version "1.0" (NEUTRON_DRIVER_VERSION of NXP's neutron_driver.c in
   drivers/staging/neutron), /dev/neutron0 (device_create "neutron%d" in neutron_device.c).
 - /sys/class/remoteproc/remoteproc0/{name,firmware,state} running NeutronFirmware.elf, and the
@@ -11,11 +11,11 @@ What a healthy twin presents, and where a real board has it:
 - The device tree under /sys/firmware/devicetree/base with /reserved-memory/neutron-pool, a
   128 MiB "shared-dma-pool" exactly as meta-npu's imx95-19x19-verdin-neutron-pool.dtso declares.
 - The build manifest /usr/share/meta-npu/build-manifest.json (docs/design.md).
-- /usr/lib/libneutron_delegate.so: the twin delegate built from tests/twins/delegate/ (a real TFLite
+- /usr/lib/libneutron_delegate.so: the twin delegate built from delegate/ (a real TFLite
   external delegate), configured by /etc/neutron-twin.conf (ok | constant | offset | fail-invoke |
   claim-none), and the models under /usr/share/npu-models: the real MediaPipe face detector and its
   "Neutron-converted" copy whose output RESHAPEs are the custom op NeutronGraph.
-Kernel release and label_image-era strings come from seed 000 (kernel 6.12.49-lts-next-g759f4038100f).
+The kernel release is the one of the i.MX95 A0 field report (NXP BSP rel_imx_6.12.49_2.2.0).
 Device-tree model/compatible strings are representative of an i.MX95 19x19 board, not read from a dtb.
 """
 
@@ -27,9 +27,15 @@ import struct
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from twins.harness import DeviceNode, TwinFile, TwinSpec
+import numpy as np
+import yaml
 
-KERNEL_RELEASE = "6.12.49-lts-next-g759f4038100f"  # seed 000
+from npu_accept.paths import packaged_profiles_dir
+from npu_accept.sim import models
+from npu_accept.sim.delegate.build import build_delegate
+from npu_accept.sim.harness import DeviceNode, TwinFile, TwinSpec
+
+KERNEL_RELEASE = "6.12.49-lts-next-g759f4038100f"  # the field report's board
 MODELS_DIR = "/usr/share/npu-models"
 CONVERTED_NAME = "face_detection_short_range_neutron.tflite"
 REFERENCE_NAME = "face_detection_short_range.tflite"
@@ -150,8 +156,11 @@ FAULTS: dict[str, tuple[Imx95Board, str, str]] = {
 # Slightly-off outputs within the profile's tolerance: must PASS every check.
 SLIGHTLY_OFF = replace(HEALTHY, name="imx95-slightly-off", delegate_mode="offset:0.001")
 
-# Seed 000: an A0 board whose NPU returns constants — the summary must name A0 silicon.
-SEED_000 = replace(HEALTHY, name="imx95-seed-000", revision="1.0", delegate_mode="constant:0.227")
+# The i.MX95 A0 field report: an A0 board whose NPU returns constants (every anchor's box 0.227)
+# — the summary must name A0 silicon as the root cause.
+A0_FIELD_REPORT = replace(
+    HEALTHY, name="imx95-a0-field-report", revision="1.0", delegate_mode="constant:0.227"
+)
 
 
 def _be32(*values: int) -> bytes:
@@ -249,6 +258,88 @@ def imx95_spec(board: Imx95Board, assets: TwinAssets) -> TwinSpec:
         kernel_release=board.kernel_release,
         kernel_log=kernel_log,
     )
+
+
+def imx95_assets(directory: Path) -> TwinAssets:
+    """The twin delegate, the real face detector and its "Neutron-converted" copy (cached in directory)."""
+    from npu_accept.sim.delegate.convert import convert  # needs the TFLite bindings' flatbuffer schema
+
+    directory.mkdir(parents=True, exist_ok=True)
+    delegate = build_delegate(directory)
+    reference = models.face_detector()
+    converted = directory / CONVERTED_NAME
+    if not converted.exists() or converted.stat().st_mtime < reference.stat().st_mtime:
+        partial = directory / (CONVERTED_NAME + ".tmp")
+        convert(reference, partial)
+        partial.replace(converted)
+    return TwinAssets(delegate=delegate, converted=converted, reference=reference)
+
+
+def imx95_twin_profile(
+    directory: Path, runs: int = 20, regression_tolerance: float = 1.0, golden: bool = True
+) -> Path:
+    """imx95-verdin.yaml with the twin's models and the twin's performance expectations.
+
+    Everything that judges the silicon, driver, delegate, pool and outputs is the shipped profile's.
+    Only the models differ (the twin ships the MediaPipe face detector; its input is a real photo)
+    and the speed expectations: a twin's "NPU" is the host CPU, so it cannot be 2x faster than it.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    data = yaml.safe_load((packaged_profiles_dir() / "imx95-verdin.yaml").read_text())
+    photo = directory / "face_detection_input.npy"
+    image = models.face_detection_input()
+    np.save(photo, image)
+    golden_files = _golden_outputs(models.face_detector(), image, directory) if golden else []
+    data["name"] = "imx95-verdin-twin"
+    data["description"] = (
+        "A simulated i.MX95 Verdin EVK (board twin): the shipped imx95-verdin profile with the "
+        "twin's model and speed expectations."
+    )
+    data["models"] = [
+        {
+            "name": "face_detection",
+            "path": f"{MODELS_DIR}/{CONVERTED_NAME}",
+            "reference": f"{MODELS_DIR}/{REFERENCE_NAME}",
+            "inputs": [{"file": photo.name}],
+            "golden": [g.name for g in golden_files] or None,
+            "thresholds": {
+                "cosine": 0.99,
+                "euclid": 0.90,
+                "sqnr_db": 20,
+                "top_k": 5,
+                "top_k_agree": 0.8,
+                "max_abs": 0.05,
+            },
+        }
+    ]
+    # The fastest run, not p50: twins share the host's CPUs with everything else running on it.
+    data["performance"] = {
+        "runs": runs,
+        "warmup": 3,
+        "min_speedup": 0.2,
+        "regression_tolerance": regression_tolerance,
+        "statistic": "min",
+    }
+    path = directory / "imx95-verdin-twin.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _golden_outputs(model: Path, image: np.ndarray, directory: Path) -> list[Path]:
+    """The reference model's outputs for the photo, computed on the host: the "golden" files a
+    model package ships (here from the same TFLite the twin's CPU runs, so they must match)."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_path=str(model))
+    interpreter.allocate_tensors()
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], image)
+    interpreter.invoke()
+    paths = []
+    for index, detail in enumerate(interpreter.get_output_details()):
+        path = directory / f"face_detection_golden{index}.npy"
+        np.save(path, interpreter.get_tensor(detail["index"]))
+        paths.append(path)
+    return paths
 
 
 def slowed_model(source: Path, target: Path, copies: int = 2) -> Path:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# PID 1 of a board twin, run by tests/twins/harness.py as
+# PID 1 of a board twin, run by npu_accept/sim/harness.py as
 #   unshare --mount --propagation private --pid --uts --fork --kill-child=SIGKILL twin-init.sh TWINDIR
 # Everything below happens inside the private mount, PID and UTS namespaces: the host's /, /sys, /dev
 # and /proc are never written. The board's root is an overlay of the twin's files over the host's
@@ -37,6 +37,13 @@ for dir in sys dev run tmp; do
     cp -a "$spec/$dir/." "$root/$dir/"
 done
 chmod 1777 "$root/tmp"
+# The Python running the tools, when it lives under one of those tmpfs (a venv in /tmp): read-only.
+while IFS= read -r keep; do
+    [ -n "$keep" ] || continue
+    mkdir -p "$root$keep"
+    mount --bind "$keep" "$root$keep"
+    mount -o remount,bind,ro "$root$keep"
+done <"$spec/keep.list"
 
 # /dev: the real character devices a userland needs, then the twin's NPU nodes.
 mknod -m 666 "$root/dev/null" c 1 3

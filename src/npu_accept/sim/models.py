@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: MIT
+"""The real model and photograph the simulated i.MX95 boards run, shipped with the package.
+
+- face_detection_short_range.tflite: MediaPipe's short-range face detector, taken unchanged from
+  the PyPI wheel mediapipe==0.10.14 (mediapipe/modules/face_detection/), Apache-2.0; its licence
+  text is face_detection_short_range.LICENSE beside it (docs/PROVENANCE.md).
+- astronaut_128.npy: scikit-image's astronaut photograph (NASA, public domain), resized to the
+  detector's 128x128 input with anti-aliasing and stored as uint8 RGB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from npu_accept.paths import DataMissing, sim_dir
+
+FACE_DETECTOR_SHA256 = "bbff11cebd1eb27a1e004cae0b0e63ec8c551cbf34a4451148b4908b8db3eca8"
+
+
+def face_detector() -> Path:
+    """The face detector .tflite, checked against its sha256 (a damaged install says so)."""
+    path = sim_dir() / "assets" / "face_detection_short_range.tflite"
+    if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != FACE_DETECTOR_SHA256:
+        raise DataMissing(f"The face detector model {path} is missing or damaged; reinstall meta-npu-tools.")
+    return path
+
+
+def face_detection_input() -> np.ndarray:
+    """[1,128,128,3] float32 in [-1, 1]: the photo in the face detector's input convention."""
+    pixels = np.load(sim_dir() / "assets" / "astronaut_128.npy", allow_pickle=False)
+    return (pixels.astype(np.float32) / 127.5 - 1.0)[None]
