@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import NoReturn
 
 from npu_accept.diagnose.findings import Context, Finding, diagnose
@@ -20,7 +19,6 @@ from npu_accept.profile import Profile, ProfileError, load_profile
 
 EXIT_CLEAN, EXIT_FAULT, EXIT_UNREADABLE = 0, 1, 2
 SCHEMA = "npu-diagnose/1"
-PROFILE_DIR = Path(__file__).resolve().parents[3] / "pytests" / "profiles"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,7 +45,7 @@ def _profile(board: str | None) -> Profile | None:
     if board is None:
         return None
     try:
-        return load_profile(board, PROFILE_DIR)
+        return load_profile(board)
     except ProfileError as exc:
         raise InputError(str(exc).rstrip(".")) from None
 
