@@ -59,7 +59,8 @@ FACE_LANDMARK = WheelModel(
     "mediapipe/modules/face_landmark/face_landmark.tflite",
     "1055cb9d4a9ca8b8c688902a3a5194311138ba256bcc94e336d8373a5f30c814",
 )
-DOWNLOADED = (FACE_LANDMARK,)
+MODELS = (FACE_DETECTION, FACE_LANDMARK)  # both from the mediapipe wheel
+DOWNLOADED = (FACE_LANDMARK,)  # the face detector ships with the package
 
 
 class ModelFetchError(RuntimeError):

@@ -40,7 +40,7 @@ from twins.rknn_models import (
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "make-rknn-models"
-PROFILES = ROOT / "pytests" / "profiles"
+PROFILES = ROOT / "src" / "npu_accept" / "profiles"
 RECIPE = LAYER_FILES.parent / "npu-model-mediapipe-rknn_0.10.14.bb"
 MAX_COMMITTED_BYTES = 5 * 1024 * 1024
 SOCS = ("rk3588", "rk3576")

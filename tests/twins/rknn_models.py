@@ -22,7 +22,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER_FILES = ROOT / "meta-npu" / "recipes-models" / "npu-model-mediapipe-rknn" / "files"
-PROFILE_DATA = ROOT / "pytests" / "profiles" / "rknn"
+PROFILE_DATA = ROOT / "src" / "npu_accept" / "profiles" / "rknn"
 MANIFEST = LAYER_FILES / "rknn-models.json"
 BOARD_DIR = "/usr/share/npu-models/rknn"  # where the recipe installs them
 REFERENCE_DIR = "/usr/share/npu-models"  # the .tflite files, for the CPU reference run

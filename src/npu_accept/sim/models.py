@@ -4,8 +4,9 @@
 - face_detection_short_range.tflite: MediaPipe's short-range face detector, taken unchanged from
   the PyPI wheel mediapipe==0.10.14 (mediapipe/modules/face_detection/), Apache-2.0; its licence
   text is face_detection_short_range.LICENSE beside it (docs/PROVENANCE.md).
-- astronaut_128.npy: scikit-image's astronaut photograph (NASA, public domain), resized to the
-  detector's 128x128 input with anti-aliasing and stored as uint8 RGB.
+- face_detection_input.npy: scikit-image's astronaut photograph (NASA, public domain; scikit-image
+  0.26.0 skimage.data.astronaut()) resized to the detector's 128x128 input with anti-aliasing
+  (skimage.transform.resize) and scaled to [-1, 1]: float32 [1, 128, 128, 3].
 """
 
 from __future__ import annotations
@@ -30,5 +31,4 @@ def face_detector() -> Path:
 
 def face_detection_input() -> np.ndarray:
     """[1,128,128,3] float32 in [-1, 1]: the photo in the face detector's input convention."""
-    pixels = np.load(sim_dir() / "assets" / "astronaut_128.npy", allow_pickle=False)
-    return (pixels.astype(np.float32) / 127.5 - 1.0)[None]
+    return np.load(sim_dir() / "assets" / "face_detection_input.npy", allow_pickle=False)
