@@ -113,3 +113,19 @@ def test_unrelated_text_gives_nothing() -> None:
     assert logparse.parse_delegations("INFO: invoked\nINFO: average time: 0.3 ms\n") == []
     empty = logparse.parse_label_image("")
     assert empty.delegated_nodes is None and empty.average_ms is None
+
+
+def test_board_parser_reads_a_vendor_line_without_partitions_like_the_host() -> None:
+    """SimpleDelegate builds that end the line after "nodes" are read on the board too (the two
+    parsers disagreed), and both read the delegate's version line with the same expression."""
+    from npu_tools import TOOLS_DIR  # noqa: F401 (puts the on-target package on sys.path)
+    from npu_target import delegate_log
+
+    line = "INFO: NeutronDelegate delegate: 3 nodes delegated out of 7 nodes"
+    (board,) = delegate_log.delegation_lines(line)
+    (host,) = logparse.parse_delegations(line)
+    assert (board.name, board.delegated, board.total, board.partitions) == ("NeutronDelegate", 3, 7, None)
+    assert (host.name, host.delegated, host.total, host.partitions) == ("NeutronDelegate", 3, 7, None)
+    version = "INFO: Neutron delegate version: v1.0.0-f24d08e5, zerocp enabled."
+    assert delegate_log.delegate_version(version) == "v1.0.0-f24d08e5"
+    assert logparse.DELEGATE_VERSION.search(version).group("version") == "v1.0.0-f24d08e5"

@@ -251,7 +251,8 @@ def _cross_check(result: RunResult, text: str, use_delegate: bool) -> None:
     for line in delegation_lines(text):
         if "xnnpack" in line.name.lower():
             continue
-        if line.delegated != result.nodes.delegated or line.partitions != result.nodes.partitions:
+        partitions_differ = line.partitions is not None and line.partitions != result.nodes.partitions
+        if line.delegated != result.nodes.delegated or partitions_differ:
             result.errors.append(
                 f"the delegate logged '{line.text}' but the execution plan shows "
                 f"{result.nodes.delegated} node(s) in {result.nodes.partitions} partition(s); "
