@@ -118,8 +118,8 @@ def test_unrelated_text_gives_nothing() -> None:
 def test_board_parser_reads_a_vendor_line_without_partitions_like_the_host() -> None:
     """SimpleDelegate builds that end the line after "nodes" are read on the board too (the two
     parsers disagreed), and both read the delegate's version line with the same expression."""
-    from npu_tools import TOOLS_DIR  # noqa: F401 (puts the on-target package on sys.path)
     from npu_target import delegate_log
+    from npu_tools import TOOLS_DIR  # noqa: F401 (puts the on-target package on sys.path)
 
     line = "INFO: NeutronDelegate delegate: 3 nodes delegated out of 7 nodes"
     (board,) = delegate_log.delegation_lines(line)
