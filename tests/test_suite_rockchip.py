@@ -503,7 +503,7 @@ def _pinned_run(twin, model_path: str, work: Path) -> dict:
     from npu_accept.profile import load_profile
     from npu_accept.transport import Connection, parse_target
 
-    profiles = Path(__file__).resolve().parents[1] / "pytests" / "profiles"
+    profiles = packaged_profiles_dir()
     profile = load_profile("rk3588-evb", profiles)
     spec = dataclasses.replace(profile.models[0], path=model_path)
     profile = dataclasses.replace(profile, models=(spec,))
@@ -545,7 +545,7 @@ def test_governors_left_changed_fail_check_7() -> None:
     from npu_accept.facts import BoardFacts
     from npu_accept.profile import load_profile
 
-    profile = load_profile("rk3588-evb", Path(__file__).resolve().parents[1] / "pytests" / "profiles")
+    profile = load_profile("rk3588-evb", packaged_profiles_dir())
     record = {"models": {}, "restored": False, "not_restored": ["/sys/class/devfreq/fdab0000.npu/governor"]}
     verdict = run_check(
         "performance", BoardFacts("root@rk", info={}, extra={"pinned_performance": record}), profile
