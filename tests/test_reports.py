@@ -103,6 +103,20 @@ def test_latency_svg_plots_every_run():
     assert len(points) == 10
 
 
+def test_latency_svg_has_labelled_axes_run_numbers_and_percentile_lines():
+    outcome = _outcome()
+    svg = latency_svg(outcome)
+    assert ">run number (after warm-up)</text>" in svg and ">latency (ms)</text>" in svg
+    runs = len(outcome.facts.models[0].npu.latencies_ms)
+    for run in (1, runs):
+        assert f'text-anchor="middle">{run}</text>' in svg
+    # one dashed p50 and one dotted p99 line per series, and their values in the legend
+    assert svg.count('stroke-dasharray="6 3"') == 2 and svg.count('stroke-dasharray="2 2"') == 2
+    npu = sorted(outcome.facts.models[0].npu.latencies_ms)
+    assert f"p50 {np.percentile(npu, 50):.3f} ms (dashed)" in svg
+    assert f"p99 {np.percentile(npu, 99):.3f} ms (dotted)" in svg
+
+
 def test_properties_name_board_revision_driver_and_manifest():
     props = board_properties(_outcome("x"))
     assert props["board"] == "imx95-verdin" and props["target"] == "root@10.0.0.7:22"

@@ -6,7 +6,9 @@ latency plot), a machine summary (summary.json) and the baseline for a later `--
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ import jinja2
 from markupsafe import escape
 
 from npu_accept.checks.base import CHECK_ORDER, CHECK_TITLES, FAIL, CheckResult
-from npu_accept.checks.performance import model_latencies
+from npu_accept.checks.performance import latency, model_latencies
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile
 
@@ -103,43 +105,116 @@ def write_baseline(outcomes: list[BoardOutcome], path: Path) -> None:
         path.write_text(json.dumps({"schema": BASELINE_SCHEMA, "boards": boards}, indent=2) + "\n")
 
 
-def latency_svg(outcome: BoardOutcome, width: int = 640, height: int = 220) -> str:
-    """An inline SVG: per-run latency of every model on the NPU and on the CPU, log-free linear axes."""
-    series: list[tuple[str, list[float], str]] = []
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
-    for model in outcome.facts.models:
-        for label, run in (("NPU", model.npu), ("CPU", model.cpu)):
-            if run is not None and run.ok and run.latencies_ms:
-                series.append((f"{model.spec.name} {label}", run.latencies_ms, palette[len(series) % 6]))
+@dataclass(frozen=True)
+class _Series:
+    label: str
+    values: list[float]
+    colour: str
+
+
+_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
+_PLOT_MARGINS = (62, 230, 16, 44)  # left, right (legend), top, bottom (axis title)
+
+
+def latency_svg(outcome: BoardOutcome, width: int = 760, height: int = 260) -> str:
+    """An inline SVG: the latency of every measured run (x: run number after warm-up, y: ms) of
+    every model on the NPU and on the CPU, each with its p50 (dashed) and p99 (dotted) line."""
+    series = [
+        _Series(f"{model.spec.name} {label}", run.latencies_ms, _PALETTE[index % len(_PALETTE)])
+        for index, (model, label, run) in enumerate(
+            (m, label, r)
+            for m in outcome.facts.models
+            for label, r in (("NPU", m.npu), ("CPU", m.cpu))
+            if r is not None and r.ok and r.latencies_ms
+        )
+    ]
     if not series:
         return "<p>No latency was measured.</p>"
-    left, right, top, bottom = 60, 160, 20, 30
-    top_value = max(max(values) for _, values, _ in series) * 1.1 or 1.0
-    longest = max(len(values) for _, values, _ in series)
+    left, right, top, bottom = _PLOT_MARGINS
     plot_w, plot_h = width - left - right, height - top - bottom
+    y_ticks = _nice_ticks(max(max(s.values) for s in series))
+    runs = max(len(s.values) for s in series)
+
+    def x(run: int) -> float:  # run numbers start at 1
+        return left + (run - 1) * plot_w / max(runs - 1, 1)
+
+    def y(ms: float) -> float:
+        return top + plot_h - ms / y_ticks[-1] * plot_h
+
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="latency per run">',
-        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#888"/>',
-        f'<text x="{left - 5}" y="{top + 10}" font-size="10" text-anchor="end">{top_value:.2f} ms</text>',
-        f'<text x="{left - 5}" y="{top + plot_h}" font-size="10" text-anchor="end">0 ms</text>',
-        f'<text x="{left + plot_w / 2}" y="{height - 8}" font-size="10" text-anchor="middle">'
-        f"run (after warm-up)</text>",
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="latency of each run, in ms" '
+        'font-family="sans-serif" font-size="10">',
+        *_axes(left, top, plot_w, plot_h, y_ticks, y, [(r, x(r)) for r in _run_ticks(runs)]),
     ]
-    for index, (label, values, colour) in enumerate(series):
-        step = plot_w / max(longest - 1, 1)
-        points = " ".join(
-            f"{left + i * step:.1f},{top + plot_h - v / top_value * plot_h:.1f}" for i, v in enumerate(values)
-        )
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{points}"/>')
-        y = top + 12 + index * 14
+    for index, line in enumerate(series):
+        stats = latency(line.values)
+        points = " ".join(f"{x(i + 1):.1f},{y(v):.1f}" for i, v in enumerate(line.values))
+        parts.append(f'<polyline fill="none" stroke="{line.colour}" stroke-width="1.5" points="{points}"/>')
+        for value, dash in ((stats.p50, "6 3"), (stats.p99, "2 2")):
+            parts.append(
+                f'<line x1="{left}" x2="{left + plot_w}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+                f'stroke="{line.colour}" stroke-dasharray="{dash}" stroke-width="1"/>'
+            )
+        legend_y = top + 10 + index * 28
         parts.append(
-            f'<line x1="{left + plot_w + 10}" y1="{y - 4}" x2="{left + plot_w + 24}" y2="{y - 4}" '
-            f'stroke="{colour}" stroke-width="2"/>'
+            f'<line x1="{left + plot_w + 12}" y1="{legend_y - 4}" x2="{left + plot_w + 28}" '
+            f'y2="{legend_y - 4}" stroke="{line.colour}" stroke-width="2"/>'
+            f'<text x="{left + plot_w + 32}" y="{legend_y}">{escape(line.label)}</text>'
+            f'<text x="{left + plot_w + 32}" y="{legend_y + 12}" fill="#555">'
+            f"p50 {stats.p50:.3f} ms (dashed), p99 {stats.p99:.3f} ms (dotted)</text>"
         )
-        parts.append(f'<text x="{left + plot_w + 28}" y="{y}" font-size="10">{escape(label)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _axes(
+    left: int,
+    top: int,
+    plot_w: int,
+    plot_h: int,
+    y_ticks: list[float],
+    y: Callable[[float], float],
+    x_ticks: list[tuple[int, float]],
+) -> list[str]:
+    """Frame, grid, tick labels and the two axis titles."""
+    bottom = top + plot_h
+    parts = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#888"/>']
+    for value in y_ticks:
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y(value):.1f}" y2="{y(value):.1f}" stroke="#eee"/>'
+            f'<text x="{left - 5}" y="{y(value) + 3:.1f}" text-anchor="end">{value:g}</text>'
+        )
+    for run, position in x_ticks:
+        parts.append(
+            f'<line x1="{position:.1f}" x2="{position:.1f}" y1="{bottom}" y2="{bottom + 4}" stroke="#888"/>'
+            f'<text x="{position:.1f}" y="{bottom + 15}" text-anchor="middle">{run}</text>'
+        )
+    parts.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{bottom + 34}" text-anchor="middle">'
+        "run number (after warm-up)</text>"
+        f'<text x="14" y="{top + plot_h / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">latency (ms)</text>'
+    )
+    return parts
+
+
+def _nice_ticks(maximum: float) -> list[float]:
+    """0, a round step, …, the first multiple of that step at or above maximum (4 to 8 ticks)."""
+    if maximum <= 0:
+        return [0.0, 1.0]
+    magnitude = 10 ** math.floor(math.log10(maximum / 4))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if maximum / (m * magnitude) <= 7)
+    count = math.ceil(maximum / step - 1e-9)
+    return [round(i * step, 10) for i in range(count + 1)]
+
+
+def _run_ticks(runs: int) -> list[int]:
+    """Run numbers to label on the x axis: 1, then every k-th run, at most about 10 labels."""
+    stride = max(1, math.ceil(runs / 10))
+    if stride > 1:
+        stride = next(s for s in (2, 5, 10, 20, 25, 50, 100, 200, 500, 1000, stride) if s >= stride)
+    return sorted({1, *range(stride, runs + 1, stride)})
 
 
 def _context(outcomes: list[BoardOutcome]) -> dict[str, Any]:
