@@ -382,3 +382,63 @@ def test_healthy_twin_passes_checks_8_to_10_with_governors_pinned(suite_runs: di
         "performance"
     )
     assert len(list(run.artifacts.glob("*/*/rknn-log-level-4.txt"))) == len(MODEL_NAMES)
+    # the NPU SRAM: configured, and really held by a run with RKNN_FLAG_ENABLE_SRAM (the twin's
+    # runtime takes 512 KB, or all 480 KB of an RK3576)
+    assert run.results()["memory"].status == "pass", run.describe()
+    held = "480 KB" if name == "rk3576-healthy" else "512 KB"
+    assert f"held {held} of it while running" in run.message("memory"), run.message("memory")
+    if name == "rk3588-healthy":  # three NPU cores: core mask 0_1_2 against core 0, reported
+        performance = run.message("performance")
+        assert "multi-core:" in performance and "on cores 0_1_2" in performance, performance
+
+
+@pytest.fixture(scope="module")
+def rk3588_mode_runs(twin_factory, tmp_path_factory) -> dict:  # noqa: ANN001
+    """RK3588 twins with the real models whose runtime leaves the SRAM unused, or whose NPU
+    runs every core mask as fast as one core."""
+    import dataclasses
+
+    from twins.boards_rockchip import (
+        HEALTHY_RK3588,
+        MOBILENET_INPUT,
+        MOBILENET_OUTPUT,
+        rockchip_assets,
+        rockchip_spec,
+        twin_model,
+    )
+    from twins.boards_run import run_on_twin
+
+    work = tmp_path_factory.mktemp("rknn-modes")
+    assets = rockchip_assets(work / "assets")
+    demo = twin_model([MOBILENET_INPUT], [MOBILENET_OUTPUT])
+    boards = {
+        "sram-unused": dataclasses.replace(HEALTHY_RK3588, name="rk3588-sram-unused", sram_unused=True),
+        "one-core": dataclasses.replace(HEALTHY_RK3588, name="rk3588-one-core", one_core=True),
+    }
+    return {
+        name: run_on_twin(
+            twin_factory(rockchip_spec(board, assets, demo, twin_files("rk3588", "golden"))),
+            PROFILES / "rk3588-evb.yaml",
+            work / name,
+        )
+        for name, board in boards.items()
+    }
+
+
+def test_sram_configured_but_unused_fails_memory(rk3588_mode_runs: dict) -> None:
+    run = rk3588_mode_runs["sram-unused"]
+    assert "memory" in run.failed(), run.describe()
+    assert "left it unused (/sys/kernel/debug/rknpu/mm showed 0 bytes used" in run.message("memory")
+
+
+def test_multicore_speedup_is_reported(suite_runs: dict, rk3588_mode_runs: dict) -> None:
+    import re
+
+    def speedups(run) -> list[float]:  # noqa: ANN001
+        part = run.message("performance").split("multi-core:")[1]
+        return [float(x) for x in re.findall(r"\((\d+\.\d+)x\)", part)]
+
+    three = speedups(suite_runs["rk3588-healthy"])
+    one = speedups(rk3588_mode_runs["one-core"])
+    assert len(three) == len(one) == len(MODEL_NAMES)
+    assert min(three) > 1.5 and max(one) < 1.5, (three, one)

@@ -135,6 +135,8 @@ class RockchipBoard:
     server_supervised: bool = True  # False: no supervisor restarts a killed rknn_server
     runtime_matches_server: bool = True
     boot_log: tuple[str, ...] = ()  # extra kernel log lines since boot
+    sram_unused: bool = False  # the runtime leaves the SRAM unused even with RKNN_FLAG_ENABLE_SRAM
+    one_core: bool = False  # every core mask runs as fast as one core
 
 
 SOC_FACTS = {
@@ -210,6 +212,12 @@ def rockchip_spec(
         )
         files["/sys/kernel/debug/rknpu/mm"] = mm_bitmap(board.sram_bytes)
     log.extend(board.boot_log)
+    # Switches of the stand-in librknnrt (rockchip/fake_librknnrt.c): a runtime that leaves the
+    # SRAM unused, an NPU whose core mask changes nothing.
+    if board.sram_unused:
+        files["/etc/rknn-twin/no-sram"] = ""
+    if board.one_core:
+        files["/etc/rknn-twin/one-core"] = ""
     runtime = assets.runtime if board.runtime_matches_server else assets.old_runtime
     # Supervised as rknn-server.service (Restart=on-failure) would: the harness restarts it 0.2 s
     # after it dies, so check 3's kill-and-watch probe sees a new PID.

@@ -4,7 +4,8 @@
 rknpu (vendor driver): the NPU owns exactly the SRAM region meta-npu's device-tree fragment gives
 it (RK3588 956 KB = 0xef000, RK3576 480 KB = 0x78000; seed 004, section 5.7). npu-info reads the
 region from the driver's dmesg line "RKNPU: sram region: […), sram size: 0x…" and the debugfs
-bitmap /sys/kernel/debug/rknpu/mm. Missing SRAM or another size fails, naming the fix.
+bitmap /sys/kernel/debug/rknpu/mm. Missing SRAM or another size fails, naming the fix; so does SRAM
+that a model run with RKNN_FLAG_ENABLE_SRAM leaves unused (collectors.rknn_modes).
 
 rocket (mainline driver): Rocket has no SRAM support, so there is nothing to check.
 """
@@ -12,6 +13,8 @@ rocket (mainline driver): Rocket has no SRAM support, so there is nothing to che
 from __future__ import annotations
 
 from npu_accept.checks.base import CheckResult, failed, passed, skipped
+from npu_accept.collectors.rknn_modes import FACT_KEY as MODES_KEY
+from npu_accept.collectors.rknn_modes import collect_rknn_modes
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile
 
@@ -43,9 +46,34 @@ def check_rknpu_sram(facts: BoardFacts, profile: Profile) -> CheckResult:
             size=size,
         )
     where = f" at [{sram['start']:#x}, {sram['end']:#x})" if sram.get("start") is not None else ""
-    return passed(
-        CHECK, f"The NPU owns {size // 1024} KB of SRAM{where}, from {sram.get('source')}.", size=size
-    )
+    owned = f"The NPU owns {size // 1024} KB of SRAM{where}, from {sram.get('source')}"
+    used = sram_used(facts)
+    if isinstance(used, CheckResult):
+        return used
+    return passed(CHECK, owned + (f"; {used}" if used else "") + ".", size=size)
+
+
+def sram_used(facts: BoardFacts) -> CheckResult | str | None:
+    """Whether a model run with RKNN_FLAG_ENABLE_SRAM really took SRAM (None: no such run)."""
+    runs = ((facts.extra.get(MODES_KEY) or {}).get("sram") or {}).items()
+    said = []
+    for name, run in runs:
+        if run.get("error"):
+            return failed(
+                CHECK, f"Model {name} did not run with the NPU SRAM enabled ({run['error']}).", "sram-run"
+            )
+        used = run.get("used_bytes")
+        if not used:
+            shown = "could not be read" if used is None else "showed 0 bytes used"
+            return failed(
+                CHECK,
+                f"The NPU SRAM is configured but model {name}, run with RKNN_FLAG_ENABLE_SRAM, left it "
+                f"unused (/sys/kernel/debug/rknpu/mm {shown} while the context held it); use a librknnrt "
+                "of RKNN SDK 1.6.0 or newer and a kernel with CONFIG_ROCKCHIP_RKNPU_SRAM.",
+                "sram-unused",
+            )
+        said.append(f"{name} held {used // 1024} KB of it while running")
+    return ", ".join(said) or None
 
 
 def check_rocket_memory(facts: BoardFacts, profile: Profile) -> CheckResult:
@@ -53,3 +81,4 @@ def check_rocket_memory(facts: BoardFacts, profile: Profile) -> CheckResult:
 
 
 IMPLEMENTS = {(CHECK, "rknpu"): check_rknpu_sram, (CHECK, "rocket"): check_rocket_memory}
+COLLECTORS = {"rknpu": collect_rknn_modes}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from npu_accept.checks.base import CheckResult, failed
 from npu_accept.checks.performance import CHECK, check_performance, latency
 from npu_accept.collectors.governors import FACT_KEY, collect_pinned_performance
+from npu_accept.collectors.rknn_modes import FACT_KEY as MODES_KEY
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile
 
@@ -32,13 +33,18 @@ def check_rknpu_performance(facts: BoardFacts, profile: Profile) -> CheckResult:
         timing = latency(run.get("latency_ms") or [])
         said.append(f"{name} p50 {timing.p50:.3f} ms" if timing else f"{name} not timed ({run.get('error')})")
     pinned = len(record.get("pinned") or [])
-    if not said:
+    extra = ""
+    if said:
+        extra = (
+            f"; with {pinned} NPU/CPU frequency governor(s) pinned to performance and restored after: "
+            if pinned
+            else "; the board exposes no frequency governor to pin, so again unpinned: "
+        ) + ", ".join(said)
+    cores = _multicore(facts)
+    if cores:
+        extra += "; multi-core: " + ", ".join(cores)
+    if not extra:
         return base
-    extra = (
-        f"; with {pinned} NPU/CPU frequency governor(s) pinned to performance and restored after: "
-        if pinned
-        else "; the board exposes no frequency governor to pin, so again unpinned: "
-    ) + ", ".join(said)
     return CheckResult(
         base.check, base.status, base.message.rstrip(".") + extra + ".", base.cause, base.details
     )
@@ -46,3 +52,17 @@ def check_rknpu_performance(facts: BoardFacts, profile: Profile) -> CheckResult:
 
 IMPLEMENTS = {(CHECK, "rknpu"): check_rknpu_performance}
 COLLECTORS = {"rknpu": collect_pinned_performance}
+
+
+def _multicore(facts: BoardFacts) -> list[str]:
+    """The core mask 0_1_2 against core 0, as measured by collectors.rknn_modes (reported)."""
+    said = []
+    for name, run in ((facts.extra.get(MODES_KEY) or {}).get("multicore") or {}).items():
+        if run.get("error") or not run.get("speedup"):
+            said.append(f"{name} not timed on 3 cores ({run.get('error')})")
+        else:
+            said.append(
+                f"{name} on cores 0_1_2 {run['multi_p50_ms']:.3f} ms vs core 0 {run['single_p50_ms']:.3f} ms "
+                f"({run['speedup']:.2f}x)"
+            )
+    return said

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef TWIN_VERSION
 #define TWIN_VERSION "2.3.2"
@@ -41,7 +42,61 @@ struct model {
     /* A real .rknn: its recording "RKNNREC1", u32 n_in, u32 n_out, the tensor table, u32 n_records,
        then per record u64 input key and the raw bytes of every output in order. */
     unsigned char *rec; uint32_t n_records; uint64_t key; const unsigned char *hit;
+    int core_mask, core_mask_set, sram; /* rknn_set_core_mask; SRAM held (RKNN_FLAG_ENABLE_SRAM) */
 };
+
+/* The twin's NPU SRAM bitmap, as the RKNPU driver prints it (RKNN SDK v2.3.2 guide 5.7.3.2): a
+   context created with RKNN_FLAG_ENABLE_SRAM holds 512 KB of it until rknn_destroy, unless the board
+   twin says its runtime leaves the SRAM unused (TWIN_NO_SRAM exists). */
+#define TWIN_MM "/sys/kernel/debug/rknpu/mm"
+#define TWIN_NO_SRAM "/etc/rknn-twin/no-sram"
+#define TWIN_ONE_CORE "/etc/rknn-twin/one-core"
+#define TWIN_SRAM_USE 524288UL
+static void twin_mm_set_used(unsigned long used)
+{
+    char buf[8192];
+    FILE *f = fopen(TWIN_MM, "r");
+    if (!f) return;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strstr(buf, "SRAM total size: ");
+    if (!p) return;
+    unsigned long total = strtoul(p + 17, NULL, 10), pages = total / 4096;
+    if (used > total) used = total;
+    f = fopen(TWIN_MM, "w");
+    if (!f) return;
+    fprintf(f, "SRAM bitmap: \"*\" - used, \".\" - free (1bit = 4KB)\n");
+    for (unsigned long row = 0; row * 32 < pages; row++) {
+        fprintf(f, "[%03lu] [", row);
+        for (unsigned long b = row * 32; b < pages && b < row * 32 + 32; b++) fputc(b < used / 4096 ? '*' : '.', f);
+        fprintf(f, "]\n");
+    }
+    fprintf(f, "SRAM total size: %lu, used: %lu, free: %lu\n", total, used, total - used);
+    fclose(f);
+}
+
+static int twin_exists(const char *path) { FILE *f = fopen(path, "r"); if (f) fclose(f); return f != NULL; }
+
+int rknn_set_core_mask(rknn_context ctx, int core_mask)
+{
+    struct model *m = (struct model *)(uintptr_t)ctx;
+    if (!m) return -7;
+    if (core_mask != 0 && core_mask != 1 && core_mask != 2 && core_mask != 4 && core_mask != 3 && core_mask != 7) return -5;
+    m->core_mask = core_mask; m->core_mask_set = 1;
+    return 0;
+}
+
+/* With a core mask set, a run takes 6 ms of "NPU time" shared by the cores of the mask (one core
+   only when the board twin says so), so a 3-core run is faster than a 1-core run. */
+static void twin_core_time(const struct model *m)
+{
+    if (!m->core_mask_set) return;
+    int cores = (m->core_mask & 1) + ((m->core_mask >> 1) & 1) + ((m->core_mask >> 2) & 1);
+    if (cores == 0 || twin_exists(TWIN_ONE_CORE)) cores = 1;
+    struct timespec t = {0, 6000000L / cores};
+    nanosleep(&t, NULL);
+}
 
 /* FNV-1a, 64 bit: names a model's recording and keys a recorded input. */
 static uint64_t fnv(uint64_t h, const void *data, size_t n)
@@ -92,7 +147,7 @@ static int load_recording(struct model *m, const void *data, uint32_t size)
     return 0;
 }
 
-int rknn_init(rknn_context *ctx, void *data, uint32_t size, uint32_t flag, void *extend)
+static int twin_init(rknn_context *ctx, void *data, uint32_t size, uint32_t flag, void *extend)
 {
     (void)flag; (void)extend;
     const unsigned char *p = data;
@@ -191,10 +246,21 @@ int rknn_inputs_set(rknn_context ctx, uint32_t n, rknn_input inputs[])
     return 0;
 }
 
+int rknn_init(rknn_context *ctx, void *data, uint32_t size, uint32_t flag, void *extend)
+{
+    int ret = twin_init(ctx, data, size, flag, extend);
+    if (ret == 0 && (flag & 0x800) && !twin_exists(TWIN_NO_SRAM)) { /* RKNN_FLAG_ENABLE_SRAM */
+        ((struct model *)(uintptr_t)*ctx)->sram = 1;
+        twin_mm_set_used(TWIN_SRAM_USE);
+    }
+    return ret;
+}
+
 int rknn_run(rknn_context ctx, void *extend)
 {
     (void)extend;
     struct model *m = (struct model *)(uintptr_t)ctx;
+    if (m) twin_core_time(m);
     if (m && m->rec) {
         const unsigned char *record = m->rec + (m->n_in + m->n_out) * sizeof(struct tensor) + 4;
         for (uint32_t r = 0; r < m->n_records; r++, record += 8 + out_bytes(m)) {
@@ -258,6 +324,7 @@ int rknn_destroy(rknn_context ctx)
 {
     struct model *m = (struct model *)(uintptr_t)ctx;
     if (!m) return -7;
+    if (m->sram) twin_mm_set_used(0);
     for (int i = 0; i < 4; i++) free(m->in[i]);
     free(m->rec);
     free(m);

@@ -64,7 +64,7 @@ def parse_options(pairs: list[str]) -> dict[str, str]:
 
 def to_json(request: RunRequest, result: RunResult) -> dict[str, Any]:
     lines = [line.text for line in delegation_lines(result.stderr_text)]
-    return {
+    doc = {
         "schema": SCHEMA,
         "tool_version": TOOL_VERSION,
         "backend": request.backend,
@@ -78,6 +78,9 @@ def to_json(request: RunRequest, result: RunResult) -> dict[str, Any]:
         "log": {"stderr_tail": result.stderr_text[-STDERR_TAIL_CHARS:], "delegate_lines": lines},
         "errors": result.errors,
     }
+    if result.npu is not None:
+        doc["npu"] = result.npu
+    return doc
 
 
 def human(doc: dict[str, Any]) -> str:

@@ -101,6 +101,7 @@ class RunResult:
     latency_ms: list[float]
     stderr_text: str = ""
     errors: list[str] = field(default_factory=list)
+    npu: dict[str, Any] | None = None  # backend-specific NPU settings (rknn: core mask, SRAM in use)
 
 
 RunFunction = Callable[[RunRequest], RunResult]

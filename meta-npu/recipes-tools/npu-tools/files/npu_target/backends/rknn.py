@@ -12,7 +12,10 @@ fmt=NHWC") and Rockchip's rknn_yolov5_demo does even when rknn_query reports NCH
 .npy of such an input is [N, H, W, C]; other inputs keep the model's shape (fmt UNDEFINED).
 Outputs are fetched raw (want_float = 0), in the model's output type and layout, with the
 output's quantization (scale, zero point) in the JSON, so the host dequantizes.
-delegate option "sram=1" sets RKNN_FLAG_ENABLE_SRAM on rknn_init (seed 004, section 5.7).
+Options (--delegate-option): "sram=1" sets RKNN_FLAG_ENABLE_SRAM on rknn_init (RKNN SDK v2.3.2
+guide 5.7) and reads, while the context holds it, how much of the NPU SRAM is in use
+(/sys/kernel/debug/rknpu/mm, "SRAM total size: T, used: U, free: F"); "core_mask=0|1|2|0_1|0_1_2|auto"
+calls rknn_set_core_mask (guide 5.3, RKNN_NPU_CORE_*). Both are reported in the JSON's "npu".
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +40,10 @@ RUNTIME_PATH = "/usr/lib/librknnrt.so"
 RKNN_MAX_DIMS = 16
 RKNN_MAX_NAME_LEN = 256
 RKNN_FLAG_ENABLE_SRAM = 0x00000800
+# rknn_core_mask of rknn_api.h: RKNN_NPU_CORE_AUTO, _0, _1, _2, _0_1, _0_1_2
+CORE_MASKS = {"auto": 0, "0": 1, "1": 2, "2": 4, "0_1": 3, "0_1_2": 7}
+MM_FILE = "/sys/kernel/debug/rknpu/mm"
+MM_TOTALS = re.compile(r"SRAM total size: (\d+), used: (\d+), free: (\d+)")
 RKNN_QUERY_IN_OUT_NUM = 0
 RKNN_QUERY_INPUT_ATTR = 1
 RKNN_QUERY_OUTPUT_ATTR = 2
@@ -201,6 +209,9 @@ def _load_runtime() -> ctypes.CDLL:
     lib.rknn_outputs_get.argtypes = [RknnContext, ctypes.c_uint32, ctypes.POINTER(Output), ctypes.c_void_p]
     lib.rknn_outputs_release.argtypes = [RknnContext, ctypes.c_uint32, ctypes.POINTER(Output)]
     lib.rknn_destroy.argtypes = [RknnContext]
+    if hasattr(lib, "rknn_set_core_mask"):
+        lib.rknn_set_core_mask.argtypes = [RknnContext, ctypes.c_int]
+        lib.rknn_set_core_mask.restype = ctypes.c_int
     for name in (
         "rknn_init",
         "rknn_query",
@@ -215,15 +226,36 @@ def _load_runtime() -> ctypes.CDLL:
 
 
 def _init_flags(options: dict[str, str]) -> int:
-    unknown = sorted(set(options) - {"sram"})
+    unknown = sorted(set(options) - {"sram", "core_mask"})
     if unknown:
-        raise UsageError(f"unknown rknn option(s) {', '.join(unknown)}; the rknn backend knows sram=0|1.")
+        raise UsageError(
+            f"unknown rknn option(s) {', '.join(unknown)}; the rknn backend knows sram=0|1 and "
+            f"core_mask={'|'.join(CORE_MASKS)}."
+        )
     sram = options.get("sram", "0")
     if sram not in ("0", "1"):
         raise UsageError(
             f"rknn option sram={sram} is not 0 or 1; pass --delegate-option sram=1 to use the NPU SRAM."
         )
     return RKNN_FLAG_ENABLE_SRAM if sram == "1" else 0
+
+
+def _core_mask(options: dict[str, str]) -> int | None:
+    name = options.get("core_mask")
+    if name is None:
+        return None
+    if name not in CORE_MASKS:
+        raise UsageError(f"rknn option core_mask={name} is not one of {', '.join(CORE_MASKS)}.")
+    return CORE_MASKS[name]
+
+
+def sram_in_use(mm_text: str | None) -> dict[str, Any]:
+    """What /sys/kernel/debug/rknpu/mm says while a context holds the SRAM."""
+    totals = MM_TOTALS.search(mm_text or "")
+    if totals is None:
+        return {"used_bytes": None, "total_bytes": None, "source": None}
+    total, used, _free = (int(v) for v in totals.groups())
+    return {"used_bytes": used, "total_bytes": total, "source": MM_FILE}
 
 
 class Session:
@@ -335,6 +367,7 @@ def run(request: RunRequest) -> RunResult:
         ) from None
     arrays = [np.ascontiguousarray(a) for a in load_inputs(request.inputs)]  # librknnrt reads flat C memory
     flags = _init_flags(request.delegate_options)
+    _core_mask(request.delegate_options)
     lib = _load_runtime()
     result = RunResult(
         bindings="librknnrt",
@@ -372,6 +405,7 @@ def _run_session(
     session = Session(lib, model, flags)
     try:
         result.bindings = f"librknnrt {session.version()}"
+        result.npu = _npu_settings(lib, session, flags, request.delegate_options)
         counts = InOutNum()
         session.query(RKNN_QUERY_IN_OUT_NUM, counts)
         inputs = session.tensors(RKNN_QUERY_INPUT_ATTR, counts.n_input)
@@ -411,3 +445,22 @@ def _info(file: str, tensor: Tensor, dtype: str, shape: list[int] | None = None)
 def describe(tensors: list[Tensor]) -> list[dict[str, Any]]:
     """The tensors as plain dicts (for logs and tests)."""
     return [{"index": t.index, "name": t.name, "dims": t.dims, "dtype": t.dtype} for t in tensors]
+
+
+def _npu_settings(lib: ctypes.CDLL, session: Session, flags: int, options: dict[str, str]) -> dict[str, Any]:
+    """Apply the core mask and read the SRAM use while the context is alive."""
+    mask = _core_mask(options)
+    if mask is not None:
+        if not hasattr(lib, "rknn_set_core_mask"):
+            raise RunFailure(
+                "this librknnrt has no rknn_set_core_mask; install a runtime of RKNN SDK 1.3.0 or newer."
+            )
+        _check(lib.rknn_set_core_mask(session.ctx, mask), "rknn_set_core_mask")
+    sram: dict[str, Any] = {"requested": bool(flags & RKNN_FLAG_ENABLE_SRAM)}
+    if sram["requested"]:
+        try:
+            text = Path(MM_FILE).read_text(errors="replace")
+        except OSError:
+            text = None
+        sram.update(sram_in_use(text))
+    return {"core_mask": options.get("core_mask"), "sram": sram}
