@@ -10,7 +10,7 @@ Per size N (float32 elements; REF ~ N(0, 1), OUT = REF + N(0, 0.01), both saved 
              of the two baselines in each column;
   compare    a child process running `npu-compare REF OUT` (default settings);
   top-k      the same with `--top-k 5` (top-5 over the whole vector, streamed).
-Each case runs in its own child; peak memory is that child's ru_maxrss (os.wait4), wall time is
+Each case runs in its own child; peak memory is that child's VmHWM (its peak RSS), wall time is
 the child's whole life (interpreter start included), the median of --repeat runs taken round robin.
 
 Goals: compare <= 3x the baseline's wall time and <= 2x its peak memory at 1e7 and 1e8 elements;
@@ -64,6 +64,22 @@ values += rng.standard_normal(size, dtype=np.float32) * np.float32(0.01)
 np.save(out_path, values)
 """
 
+# Runs a module or a file as __main__, then reports the process's peak RSS since exec (VmHWM):
+# ru_maxrss would also count the parent's memory, which a vforked child shares until its exec.
+PEAK = """
+import runpy, sys
+kind, target = sys.argv[1], sys.argv[2]
+sys.argv = [target, *sys.argv[3:]]
+try:
+    if kind == "module":
+        runpy.run_module(target, run_name="__main__", alter_sys=True)
+    else:
+        runpy.run_path(target, run_name="__main__")
+finally:
+    status = open("/proc/self/status").read()
+    sys.stderr.write("VmHWM " + status.split("VmHWM:")[1].split()[0] + "\\n")
+"""
+
 
 @dataclass(frozen=True)
 class Run:
@@ -74,15 +90,18 @@ class Run:
 
 
 def _child(argv: list[str]) -> Run:
-    """Run argv as a child; its own wall time and peak RSS (ru_maxrss of exactly that child)."""
+    """Run a child through PEAK; its wall time and its peak RSS (VmHWM after exec)."""
     env = {**os.environ, "PYTHONPATH": str(_ROOT / "src")}
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=_ROOT)
-    output = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK, *argv], capture_output=True, text=True, env=env, cwd=_ROOT, check=False
+    )
     wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return Run(wall, usage.ru_maxrss / 1024.0, proc.returncode, output)
+    lines = proc.stderr.splitlines()
+    marks = [line.split()[1] for line in lines if line.startswith("VmHWM ")]
+    peak = int(marks[-1]) / 1024.0 if marks else float("nan")
+    rest = "".join(f"{line}\n" for line in lines if not line.startswith("VmHWM "))
+    return Run(wall, peak, proc.returncode, proc.stdout + rest)
 
 
 def _median(runs: list[Run]) -> Run:
@@ -91,11 +110,11 @@ def _median(runs: list[Run]) -> Run:
     return Run(middle.wall_s, max(r.peak_mib for r in runs), middle.exit_code, middle.output)
 
 
-def _cases(ref: Path, out: Path) -> dict[str, list[str]]:
-    cli = [sys.executable, "-m", "npu_accept.compare_cli", str(ref), str(out)]
+def _cases(ref: Path, out: Path, baseline: Path) -> dict[str, list[str]]:
+    cli = ["module", "npu_accept.compare_cli", str(ref), str(out)]
     return {
-        "numpy f64": [sys.executable, "-c", BASELINE, str(ref), str(out), "float64"],
-        "numpy f32": [sys.executable, "-c", BASELINE, str(ref), str(out), "float32"],
+        "numpy f64": ["file", str(baseline), str(ref), str(out), "float64"],
+        "numpy f32": ["file", str(baseline), str(ref), str(out), "float32"],
         "compare": cli,
         "top-k": [*cli, "--top-k", "5"],
     }
@@ -103,13 +122,13 @@ def _cases(ref: Path, out: Path) -> dict[str, list[str]]:
 
 def bench_size(size: int, repeat: int, directory: Path) -> None:
     ref_path, out_path = directory / "ref.npy", directory / "out.npy"
-    # Made in a child: a child started from a large parent inherits the parent's peak RSS as its
-    # own ru_maxrss (vfork + exec), so this process never holds a large array.
-    made = _child([sys.executable, "-c", MAKE_PAIR, str(size), str(ref_path), str(out_path)])
+    (directory / "make_pair.py").write_text(MAKE_PAIR)
+    (directory / "baseline.py").write_text(BASELINE)
+    made = _child(["file", str(directory / "make_pair.py"), str(size), str(ref_path), str(out_path)])
     if made.exit_code:
         raise SystemExit(f"could not write the test files: {made.output.strip()}")
     input_mib = ref_path.stat().st_size / 2**20
-    cases = _cases(ref_path, out_path)
+    cases = _cases(ref_path, out_path, directory / "baseline.py")
     runs: dict[str, list[Run]] = {name: [] for name in cases}
     for _ in range(repeat):  # round robin: a noisy moment on a shared machine hits every case alike
         for name, argv in cases.items():

@@ -472,6 +472,18 @@ def test_cli_refuses_hostile_input_exit_2(case: str, dumps: dict[str, Path], tmp
     assert len(lines) == 1 and word in lines[0] and "Traceback" not in run.stderr
 
 
+def test_cli_memory_stays_far_below_one_input(tmp_path: Path) -> None:
+    values = np.random.default_rng(3).standard_normal(1 << 23, dtype=np.float32)  # 32 MiB per file
+    np.save(tmp_path / "ref.npy", values)
+    np.save(tmp_path / "out.npy", values + np.float32(0.01))
+    del values
+    idle = _cli_limited(None, "-c", RSS_PEAK).stdout.split()
+    run = _cli_limited(None, "-c", RSS_PEAK, str(tmp_path / "ref.npy"), str(tmp_path / "out.npy"))
+    code, peak = run.stdout.split()[-2:]
+    assert code == "0", run.stdout + run.stderr
+    assert int(peak) - int(idle[1]) < 8 * 1024, f"{peak} KiB against {idle[1]} KiB idle"
+
+
 def test_cli_out_of_memory_is_exit_2_not_a_traceback(tmp_path: Path) -> None:
     # Fortran-ordered files are the one case read whole; under an address-space limit they no
     # longer fit, and numpy's MemoryError must still end as one sentence and exit 2.
@@ -491,6 +503,14 @@ VM_PEAK = (
     "import npu_accept.compare_cli\n"
     "status = open('/proc/self/status').read()\n"
     "print(int(status.split('VmPeak:')[1].split()[0]) * 1024)"
+)
+# Runs npu-compare on argv[1:] and prints its exit code and its peak RSS since exec (VmHWM, KiB).
+RSS_PEAK = (
+    "import sys\n"
+    "from npu_accept.compare_cli import main\n"
+    "code = main(sys.argv[1:]) if len(sys.argv) > 1 else 0\n"
+    "status = open('/proc/self/status').read()\n"
+    "print(code, status.split('VmHWM:')[1].split()[0])"
 )
 
 
