@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -12,8 +13,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import paramiko
 import pytest
 from conftest import TwinFactory
+from paramiko.common import MSG_CHANNEL_REQUEST
 
 from npu_accept.sim.harness import Twin, TwinSpec
 from npu_accept.transport import (
@@ -27,10 +30,13 @@ from npu_accept.transport import (
     HostKeyChanged,
     HostUnreachable,
     IdentityError,
+    OutputFlood,
     Target,
     TransferError,
     UnknownHostKey,
+    _Transport,
     parse_target,
+    visible,
 )
 
 
@@ -402,3 +408,206 @@ def test_reconnect_gives_up_at_its_deadline(twin_factory: TwinFactory) -> None:
     c.reconnect(wait_s=10)
     assert c.run("true", timeout=10).exit_code == 0
     c.close()
+
+
+# --- a board is untrusted: bounded output, deadlines, clean transfers -----------------------------
+
+
+def test_output_beyond_the_limit_is_counted_and_dropped(conn: Connection) -> None:
+    cmd = "head -c 3000000 /dev/zero; head -c 2500000 /dev/zero >&2"
+    result = conn.run(cmd, timeout=30, max_output=1 << 20)
+    assert result.exit_code == 0
+    assert len(result.stdout) == len(result.stderr) == 1 << 20
+    assert result.stdout_dropped == 3000000 - (1 << 20)
+    assert result.stderr_dropped == 2500000 - (1 << 20)
+
+
+def test_endless_output_is_killed_at_the_flood_limit(conn: Connection) -> None:
+    start = time.monotonic()
+    with pytest.raises(OutputFlood) as exc:
+        conn.run("echo started; cat /dev/zero", timeout=120, max_output=1 << 16, flood_limit=8 << 20)
+    assert time.monotonic() - start < 20
+    message = str(exc.value)
+    assert "printed more than 8 MiB" in message and "was killed" in message
+    assert exc.value.stdout.startswith(b"started\n") and len(exc.value.stdout) == 1 << 16
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        left = conn.run("ps -eo args | grep -c '^cat /dev/zero' || true", timeout=10).text().strip()
+        if left == "0":
+            break
+        time.sleep(0.1)
+    assert left == "0"
+
+
+def test_board_text_is_made_visible_and_bounded() -> None:
+    hostile = "ok\x1b]0;pwned\x07\x1b[2J\r\nnext\u202eevil\x00" + "x" * 1000
+    shown = visible(hostile, limit=60)
+    assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown and "\x00" not in shown
+    assert shown.startswith("ok\\e]0;pwned\\x07\\e[2J\\r\\nnext\\u202eevil\\x00")
+    assert shown.endswith(f"… ({len(hostile)} characters in all)") and len(shown) < 100
+    assert visible(b"caf\xc3\xa9 \xff") == "café \ufffd"
+
+
+def test_a_stalled_download_ends_at_the_progress_deadline(conn: Connection, tmp_path: Path) -> None:
+    remote = conn.make_temp_dir()
+    conn.run(f"mkfifo {remote}/never", timeout=10)  # nobody ever writes: cat waits forever
+    local = tmp_path / "never.bin"
+    start = time.monotonic()
+    with pytest.raises(TransferError, match="moved no byte for 1 s"):
+        conn.get(f"{remote}/never", local, progress_timeout=1)
+    assert time.monotonic() - start < 6
+    assert not local.exists() and not local.with_name("never.bin.part").exists()
+    assert conn.run("true", timeout=10).exit_code == 0
+
+
+def test_a_download_above_its_limit_is_refused(conn: Connection, tmp_path: Path) -> None:
+    remote = conn.make_temp_dir()
+    conn.run(f"head -c 5000000 /dev/zero > {remote}/big", timeout=10)
+    with pytest.raises(TransferError, match="larger than the limit of 1 MiB"):
+        conn.get(f"{remote}/big", tmp_path / "big", max_bytes=1 << 20)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _twin_pids(board: Twin, comm: str) -> list[int]:
+    return [pid for pid, name in board.pids().items() if name == comm]
+
+
+def test_a_stalled_upload_ends_and_leaves_no_partial_file(twin_factory: TwinFactory, tmp_path: Path) -> None:
+    board = twin_factory(TwinSpec(name="stall-up"))
+    src = tmp_path / "blob"
+    src.write_bytes(os.urandom(48 << 20))
+    with Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts) as c:
+        remote = c.make_temp_dir()
+        stopper = threading.Thread(target=_stop_cat_when_it_runs, args=(board,))
+        stopper.start()
+        try:
+            with pytest.raises(TransferError, match="moved no byte for 2 s"):
+                c.put(src, f"{remote}/blob", progress_timeout=2)
+        finally:
+            stopper.join()
+        left = c.run(f"ls -A {remote}", timeout=10).text().split()
+        assert left == [".npu-accept-owner"]
+
+
+def _stop_cat_when_it_runs(board: Twin) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        pids = _twin_pids(board, "cat")
+        if pids:
+            for pid in pids:
+                os.kill(pid, signal.SIGSTOP)
+            return
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("direction", ["upload", "download"])
+def test_a_link_dropped_mid_transfer_is_one_sentence(
+    twin_factory: TwinFactory, tmp_path: Path, direction: str
+) -> None:
+    board = twin_factory(TwinSpec(name=f"drop-{direction}"))
+    blob = tmp_path / "blob"
+    blob.write_bytes(os.urandom(256 << 20))
+    c = Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts)
+    remote = c.make_temp_dir()
+    if direction == "download":
+        c.put(blob, f"{remote}/blob")
+    killer = threading.Timer(0.3, board.kill_sshd)
+    killer.start()
+    try:
+        with pytest.raises(TransferError) as exc:
+            if direction == "upload":
+                c.put(blob, f"{remote}/blob")
+            else:
+                c.get(f"{remote}/blob", tmp_path / "back")
+    finally:
+        killer.join()
+    message = str(exc.value)
+    assert f"dropped during the {direction}" in message and message.count(";") == 1, message
+    assert not (tmp_path / "back").exists() and not (tmp_path / "back.part").exists()
+    board.start_sshd()
+    c.reconnect(wait_s=20)
+    if direction == "upload":  # the board's shell saw the stream end short and removed its part
+        deadline = time.monotonic() + 5
+        while c.run(f"ls -A {remote}", timeout=10).text().split() != [".npu-accept-owner"]:
+            assert time.monotonic() < deadline, c.run(f"ls -A {remote}", timeout=10).text()
+            time.sleep(0.1)
+    c.close()
+
+
+def test_temp_dir_of_a_dropped_link_is_removed_by_the_next_connection(twin_factory: TwinFactory) -> None:
+    board = twin_factory(TwinSpec(name="sweep"))
+    first = Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts)
+    orphan = first.make_temp_dir()
+    board.kill_sshd()  # the link is gone: close() cannot remove it
+    first.close()
+    board.start_sshd()
+    assert board.board_path(orphan).is_dir()
+    with Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts) as second:
+        mine = second.make_temp_dir()
+        assert not board.board_path(orphan).exists()
+        assert board.board_path(mine).is_dir()
+        with Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts) as third:
+            third.make_temp_dir()
+            assert board.board_path(mine).is_dir()  # a live session's directory is kept
+
+
+class _SilentExecServer(paramiko.ServerInterface):
+    """A hostile board: authenticates, opens channels, and never answers a command."""
+
+    def __init__(self, key: paramiko.PKey) -> None:
+        self.key = key
+
+    def check_auth_publickey(self, username: str, key: paramiko.PKey) -> int:
+        return paramiko.AUTH_SUCCESSFUL
+
+    def get_allowed_auths(self, username: str) -> str:
+        return "publickey"
+
+    def check_channel_request(self, kind: str, chanid: int) -> int:
+        return paramiko.OPEN_SUCCEEDED
+
+    def check_channel_exec_request(self, channel: paramiko.Channel, command: bytes) -> bool:
+        time.sleep(3600)
+        return False
+
+
+def test_a_board_that_never_starts_a_command_is_given_up(twin: Twin, tmp_path: Path) -> None:
+    host_key = paramiko.Ed25519Key.from_private_key_file(str(_keygen(tmp_path / "host")))
+    known = tmp_path / "known_hosts"
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        known.write_text(f"[127.0.0.1]:{port} {host_key.get_name()} {host_key.get_base64()}\n")
+
+        def serve() -> None:
+            sock, _ = listener.accept()
+            server = paramiko.Transport(sock)
+            server.add_server_key(host_key)
+            server.start_server(server=_SilentExecServer(host_key))
+            channel = server.accept(20)  # held: paramiko closes a channel nobody references
+            time.sleep(30)
+            del channel
+
+        threading.Thread(target=serve, daemon=True).start()
+        c = Connection.open(
+            f"root@127.0.0.1:{port}", identity=twin.identity, known_hosts=known, connect_timeout=2
+        )
+        start = time.monotonic()
+        with pytest.raises(ConnectionLost) as exc:
+            c.run("echo hi", timeout=60)
+        assert time.monotonic() - start < 5
+        assert "did not start 'echo hi' within 2 s" in str(exc.value)
+        c.close()
+
+
+def test_paramiko_private_api_is_still_there() -> None:
+    # transport.py reads OpenSSH's exit-signal through these (paramiko has no public hook);
+    # pyproject.toml pins paramiko below the next minor release for that reason. If this fails,
+    # paramiko changed them: port _handle_channel_request, then move the pin.
+    table = getattr(paramiko.Transport, "_channel_handler_table", None)
+    assert isinstance(table, dict) and MSG_CHANNEL_REQUEST in table, (
+        "Transport._channel_handler_table changed"
+    )
+    assert table[MSG_CHANNEL_REQUEST] is paramiko.Channel._handle_request, "Channel._handle_request changed"
+    assert _Transport._channel_handler_table[MSG_CHANNEL_REQUEST] is not table[MSG_CHANNEL_REQUEST]

@@ -7,7 +7,7 @@ Public API (everything else is private)::
     conn = Connection.open(target, identity=Path("id_ed25519"), known_hosts=None,
                            accept_new_host_key=False, connect_timeout=10.0)
     result = conn.run("uname -r", timeout=30)             # -> Result(exit_code, stdout, stderr, duration)
-    conn.put(Path("model.tflite"), "/tmp/x/model.tflite")  # SFTP; directories are copied recursively
+    conn.put(Path("model.tflite"), "/tmp/x/model.tflite")  # a file, or a directory tree
     conn.get("/tmp/x/out0.npy", Path("out0.npy"))
     tmp = conn.make_temp_dir()                             # mktemp -d on the board, removed at close()
     conn.reconnect(wait_s=120)                             # after a reboot dropped the connection
@@ -17,24 +17,43 @@ Host keys are verified against ``known_hosts`` (default ``~/.ssh/known_hosts``);
 refused unless ``accept_new_host_key`` is set, which records the key in that file. A key that
 differs from the recorded one is always refused.
 
+A board is untrusted: every wait has a deadline and every capture a bound.
+
+- ``run`` keeps at most ``max_output`` bytes of each stream (default 8 MiB) and counts the rest
+  (``Result.stdout_dropped``/``stderr_dropped``); a command that prints more than
+  ``flood_limit`` bytes in all (default 64 MiB) is killed (:class:`OutputFlood`).
+- Connecting, authenticating, opening a channel and starting a command have deadlines (the
+  connect timeout); a command has its own timeout; a transfer ends when no byte moved for
+  ``progress_timeout`` seconds.
+- Files move as byte streams over exec channels (``cat``), not SFTP: it is faster in paramiko
+  (benchmarks/bench_transport.py) and works on boards without an SFTP server. An upload is
+  written to a temporary name, checked for length and renamed; a failed download leaves no
+  local file.
+- ``make_temp_dir`` records the SSH session that made the directory; the next
+  ``make_temp_dir`` on the board (any run) removes directories whose session is gone, so a
+  dropped link leaves nothing behind for long.
+
 Every failure a user can hit raises a :class:`TransportError` subclass whose message is one sentence
-naming the thing and the fix. A connection may be used from one thread at a time per board; the
-SFTP session and the temp-dir bookkeeping are guarded by a lock so a fleet runs one thread per board.
+naming the thing and the fix. A connection may be used from several threads; the temp-dir
+bookkeeping is guarded by a lock so a fleet runs one thread per board.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 import select
 import shlex
 import signal
 import socket
 import stat
+import tarfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO, Protocol
 
 import paramiko
 from paramiko.common import MSG_CHANNEL_REQUEST
@@ -47,19 +66,34 @@ __all__ = [
     "Connection",
     "ConnectionLost",
     "ConnectTimeout",
+    "DEFAULT_FLOOD_LIMIT",
+    "DEFAULT_MAX_OUTPUT",
     "HostKeyChanged",
     "HostUnreachable",
     "IdentityError",
+    "OutputFlood",
     "Result",
     "Target",
     "TransferError",
     "TransportError",
     "UnknownHostKey",
     "parse_target",
+    "visible",
 ]
 
 _DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
-_READ_CHUNK = 1 << 16
+_READ_CHUNK = 1 << 20
+_SEND_CHUNK = 1 << 18
+DEFAULT_MAX_OUTPUT = 8 << 20  # bytes kept per stream of one command
+DEFAULT_FLOOD_LIMIT = 64 << 20  # bytes of output after which a command is killed
+DEFAULT_PROGRESS_TIMEOUT = 30.0  # seconds a transfer may go without moving a byte
+_TRANSFER_WINDOW = 16 << 20  # channel window of transfers: fewer window updates, faster on slow links
+# AES-GCM does cipher and MAC in one OpenSSL call: ~2x the throughput of paramiko's default
+# aes128-ctr + hmac-sha2-256 at lower CPU (benchmarks/bench_transport.py).
+_FAST_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
+_OWNER_FILE = ".npu-accept-owner"
+_QUOTE_CHARS = 200
+_MARK_ROOM = 64  # stderr room for the PID mark every command prints first
 
 
 class TransportError(Exception):
@@ -103,6 +137,15 @@ class CommandTimeout(TransportError):
         self.stderr = stderr
 
 
+class OutputFlood(TransportError):
+    """A command printed more than its flood limit; it was killed (output kept up to the limit)."""
+
+    def __init__(self, message: str, stdout: bytes = b"", stderr: bytes = b"") -> None:
+        super().__init__(message)
+        self.stdout = stdout
+        self.stderr = stderr
+
+
 class ConnectionLost(TransportError):
     """The connection dropped (reboot, crash, cable)."""
 
@@ -112,7 +155,7 @@ class BoardDidNotReturn(TransportError):
 
 
 class TransferError(TransportError):
-    """An SFTP upload or download failed."""
+    """An upload or download failed."""
 
 
 @dataclass(frozen=True)
@@ -135,13 +178,19 @@ class Target:
 
 @dataclass(frozen=True)
 class Result:
-    """What a command did: exit code (128+N when killed by signal N, as a shell reports it)."""
+    """What a command did: exit code (128+N when killed by signal N, as a shell reports it).
+
+    ``stdout``/``stderr`` hold at most the command's ``max_output`` bytes each; the ``*_dropped``
+    counts say how many more the board sent.
+    """
 
     exit_code: int
     stdout: bytes
     stderr: bytes
     duration: float
     signal: str | None = None
+    stdout_dropped: int = 0
+    stderr_dropped: int = 0
 
     @property
     def ok(self) -> bool:
@@ -150,6 +199,30 @@ class Result:
     def text(self) -> str:
         """stdout decoded as UTF-8 (invalid bytes replaced)."""
         return self.stdout.decode("utf-8", "replace")
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
+
+
+def visible(text: object, limit: int = _QUOTE_CHARS) -> str:
+    """Board text made safe to show: control characters, escape sequences and bidi overrides
+    become visible escapes (``\\e``, ``\\x07``, ``\\u202e``), and at most ``limit`` characters
+    are kept (a cut says how long the text was)."""
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+    total = len(raw)
+    shown = _CONTROL.sub(_escape_char, raw[: limit + 1])  # escaping only lengthens: cut first
+    if len(shown) <= limit and total <= limit:
+        return shown
+    return f"{shown[:limit]}… ({total} characters in all)"
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 _USER_RE = re.compile(r"[A-Za-z0-9._][A-Za-z0-9._-]*\$?")
@@ -194,9 +267,16 @@ def parse_target(text: str) -> Target:
     return Target(user=user, host=host, port=port)
 
 
+# --- the one use of paramiko's private API --------------------------------------------------------
+# paramiko drops the "exit-signal" channel request (RFC 4254 6.10) without a public hook, and
+# OpenSSH sends exit-signal *instead of* exit-status when a command dies of a signal: without it a
+# killed command would be indistinguishable from a dropped connection. The override below uses
+# Transport._channel_handler_table and Channel._handle_request; pyproject.toml therefore pins
+# paramiko below the next minor release and tests/test_transport.py
+# (test_paramiko_private_api_is_still_there) fails when paramiko changes them.
+
+
 def _handle_channel_request(chan: paramiko.Channel, m: paramiko.Message) -> None:
-    # paramiko ignores "exit-signal" (RFC 4254 6.10), so a command killed by a signal would look
-    # like exit status -1; record the signal name, then let paramiko handle everything else.
     start = m.packet.tell()
     if m.get_text() == "exit-signal":
         m.get_boolean()
@@ -212,6 +292,14 @@ class _Transport(paramiko.Transport):
         **paramiko.Transport._channel_handler_table,
         MSG_CHANNEL_REQUEST: _handle_channel_request,
     }
+
+
+def _transport_factory(sock: socket.socket, **kwargs: object) -> paramiko.Transport:
+    transport = _Transport(sock, **kwargs)  # type: ignore[arg-type]
+    options = transport.get_security_options()
+    fast = [c for c in _FAST_CIPHERS if c in options.ciphers]
+    options.ciphers = tuple(fast + [c for c in options.ciphers if c not in fast])
+    return transport
 
 
 def _exit_code_of_signal(name: str) -> int:
@@ -275,6 +363,110 @@ class _Settings:
     connect_timeout: float
 
 
+class _Sink(Protocol):
+    seen: int
+
+    def add(self, data: bytes) -> None: ...
+
+
+@dataclass
+class _Capture:
+    """Keeps the first ``limit`` bytes of a stream and counts the rest."""
+
+    limit: int
+    seen: int = 0
+    chunks: list[bytes] = field(default_factory=list)
+
+    def add(self, data: bytes) -> None:
+        room = self.limit - self.seen
+        if room > 0:
+            self.chunks.append(data[:room])
+        self.seen += len(data)
+
+    @property
+    def dropped(self) -> int:
+        return max(self.seen - self.limit, 0)
+
+    def value(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+@dataclass
+class _FileSink:
+    """Writes a stream to a local file."""
+
+    handle: BinaryIO
+    seen: int = 0
+
+    def add(self, data: bytes) -> None:
+        self.handle.write(data)
+        self.seen += len(data)
+
+
+@dataclass
+class _Exchange:
+    """One command's streams and limits, as _pump drives them."""
+
+    stdout: _Sink
+    stderr: _Capture
+    source: BinaryIO | None = None
+    flood_limit: int = DEFAULT_FLOOD_LIMIT
+    progress_timeout: float | None = None  # transfers: end when no byte moved for this long
+    sent: int = 0
+    send_error: BaseException | None = None
+    stalled: bool = False
+    flooded: bool = False
+
+
+class _Watchdog:
+    """Closes a transport whose channel request got no answer by its deadline.
+
+    paramiko's ``exec_command`` waits for the server's reply without a timeout; a board whose
+    kernel hangs keeps the TCP connection and would hold the caller for the TCP retransmission
+    timeout (~15 min). One thread per connection, started on first use, checks twice a second.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._armed: dict[int, tuple[float, paramiko.Transport]] = {}
+        self._fired: set[int] = set()
+        self._next = 0
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def arm(self, seconds: float, transport: paramiko.Transport) -> int:
+        with self._lock:
+            self._next += 1
+            self._armed[self._next] = (time.monotonic() + seconds, transport)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="npu-accept-watchdog", daemon=True)
+                self._thread.start()
+            return self._next
+
+    def disarm(self, token: int) -> bool:
+        """Whether the deadline passed and the transport was closed."""
+        with self._lock:
+            self._armed.pop(token, None)
+            fired = token in self._fired
+            self._fired.discard(token)
+            return fired
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.5):
+            now = time.monotonic()
+            with self._lock:
+                due = [(t, tr) for t, (deadline, tr) in self._armed.items() if deadline <= now]
+                for token, _ in due:
+                    self._armed.pop(token)
+                    self._fired.add(token)
+            for _, transport in due:
+                with contextlib.suppress(Exception):
+                    transport.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
 @dataclass
 class Connection:
     """An open SSH connection to one board; create it with :meth:`Connection.open`."""
@@ -283,8 +475,8 @@ class Connection:
     _settings: _Settings
     _client: paramiko.SSHClient
     _lock: threading.RLock = field(default_factory=threading.RLock)
-    _sftp: paramiko.SFTPClient | None = None
     _temp_dirs: list[str] = field(default_factory=list)
+    _watchdog: _Watchdog = field(default_factory=_Watchdog)
 
     @classmethod
     def open(
@@ -324,13 +516,40 @@ class Connection:
         timeout: float,
         input: bytes | None = None,
         env: dict[str, str] | None = None,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        flood_limit: int = DEFAULT_FLOOD_LIMIT,
     ) -> Result:
         """Run ``cmd`` through the board's login shell; stdout and stderr are drained concurrently.
 
-        On timeout the command's process group is sent SIGKILL, the channel is closed and
-        CommandTimeout is raised (with the output read so far).
+        Each stream keeps at most ``max_output`` bytes (the rest is counted in the Result). On
+        timeout, or when the command printed more than ``flood_limit`` bytes, its process group
+        is sent SIGKILL, the channel is closed and CommandTimeout / OutputFlood is raised (with
+        the output kept so far).
         """
-        shown = cmd
+        source = io.BytesIO(input) if input is not None else None
+        exchange = _Exchange(_Capture(max_output), _Capture(max_output + _MARK_ROOM), source, flood_limit)
+        start = time.monotonic()
+        code, exit_signal = self._exec(cmd, timeout, exchange, env)
+        out = exchange.stdout
+        assert isinstance(out, _Capture)
+        err, err_dropped = self._stderr_of(exchange)
+        return Result(code, out.value(), err, time.monotonic() - start, exit_signal, out.dropped, err_dropped)
+
+    @staticmethod
+    def _stderr_of(exchange: _Exchange) -> tuple[bytes, int]:
+        """stderr without the PID mark, cut to the limit the caller asked for, and the bytes dropped."""
+        capture = exchange.stderr
+        raw = capture.value()
+        text = _PID_MARK.sub(b"", raw, count=1)
+        limit = capture.limit - _MARK_ROOM
+        seen = capture.seen - (len(raw) - len(text))
+        return text[:limit], max(seen - limit, 0)
+
+    def _exec(
+        self, cmd: str, timeout: float, exchange: _Exchange, env: dict[str, str] | None = None
+    ) -> tuple[int, str | None]:
+        """Run ``cmd`` with ``exchange``'s streams; (exit code, signal name) or a TransportError."""
+        shown = visible(cmd)
         if not timeout > 0:
             raise ValueError(f"The timeout of {cmd!r} must be a positive number of seconds, not {timeout!r}.")
         if env:
@@ -338,79 +557,124 @@ class Connection:
             if bad:
                 raise ValueError(f"Environment name {bad[0]!r} is not a valid shell variable name.")
             cmd = "".join(f"export {k}={shlex.quote(v)}; " for k, v in env.items()) + cmd
-        start = time.monotonic()
-        deadline = start + timeout
+        deadline = time.monotonic() + timeout
+        chan = self._start(_PID_PREFIX + cmd, shown, timeout, exchange)
         try:
-            chan = self._transport().open_session(timeout=max(timeout, 1.0))
-            chan.exec_command(_PID_PREFIX + cmd)
-        except (paramiko.SSHException, OSError, EOFError) as e:
-            raise self._lost(shown, e) from None
-        try:
-            out, err, finished = self._pump(chan, input, deadline)
+            finished = self._pump(chan, exchange, deadline)
             if not finished:
-                self._kill_group(err)
-                raise CommandTimeout(
-                    f"Command {shown!r} did not finish within {timeout:g} s on {self.target} and was "
-                    "killed; raise its timeout if the board is just slow.",
-                    out,
-                    _PID_MARK.sub(b"", err, count=1),
-                )
+                self._kill_group(exchange.stderr.value())
+                raise self._unfinished(shown, timeout, exchange)
         finally:
             chan.close()
         exit_signal = getattr(chan, "npu_exit_signal", None)
         if exit_signal is not None:
-            code = _exit_code_of_signal(exit_signal)
-        elif chan.exit_status_ready() and chan.exit_status >= 0:
-            code = chan.exit_status
-        else:
-            raise self._lost(shown, None)
-        return Result(code, out, _PID_MARK.sub(b"", err, count=1), time.monotonic() - start, exit_signal)
+            return _exit_code_of_signal(exit_signal), exit_signal
+        if chan.exit_status_ready() and chan.exit_status >= 0:
+            return chan.exit_status, None
+        raise self._lost(shown, None)
+
+    def _start(self, cmd: str, shown: str, timeout: float, exchange: _Exchange) -> paramiko.Channel:
+        """Open a session channel and start ``cmd``; both waits are bounded."""
+        transport = self._transport()
+        wait = max(min(timeout, self._settings.connect_timeout), 1.0)
+        window = _TRANSFER_WINDOW if exchange.progress_timeout is not None else None
+        try:
+            chan = transport.open_session(window_size=window, timeout=wait)
+        except (paramiko.SSHException, OSError, EOFError) as e:
+            raise self._lost(shown, e) from None
+        token = self._watchdog.arm(wait, transport)
+        try:
+            chan.exec_command(cmd)
+        except (paramiko.SSHException, OSError, EOFError) as e:
+            chan.close()
+            if self._watchdog.disarm(token):
+                raise ConnectionLost(
+                    f"{self.target} accepted the connection but did not start {shown!r} within "
+                    f"{wait:g} s, so the connection was closed; check that the board is not hung."
+                ) from None
+            raise self._lost(shown, e) from None
+        self._watchdog.disarm(token)
+        return chan
+
+    def _unfinished(self, shown: str, timeout: float, exchange: _Exchange) -> TransportError:
+        err, _ = self._stderr_of(exchange)
+        out = exchange.stdout.value() if isinstance(exchange.stdout, _Capture) else b""
+        if exchange.flooded:
+            return OutputFlood(
+                f"Command {shown!r} printed more than {_mib(exchange.flood_limit)} on {self.target} and "
+                "was killed; the board floods its output, look at its console or kernel log.",
+                out,
+                err,
+            )
+        if exchange.stalled:
+            return TransferError(
+                f"The transfer by {shown!r} on {self.target} moved no byte for "
+                f"{exchange.progress_timeout:g} s and was stopped; check the board's link and load."
+            )
+        return CommandTimeout(
+            f"Command {shown!r} did not finish within {timeout:g} s on {self.target} and was "
+            "killed; raise its timeout if the board is just slow.",
+            out,
+            err,
+        )
 
     def _kill_group(self, err: bytes) -> None:
         mark = _PID_MARK.search(err)
-        if mark is None:
+        if mark is None or not self.connected:
             return
         pgid = int(mark.group(1))
         with contextlib.suppress(TransportError):
             self.run(f"kill -KILL -- -{pgid} 2>/dev/null || kill -KILL -{pgid}", timeout=10)
 
+    def _pump(self, chan: paramiko.Channel, exchange: _Exchange, deadline: float) -> bool:
+        """Feed stdin (in a thread), drain both streams until exit; whether it finished in time."""
+        writer = None
+        if exchange.source is not None:
+            writer = threading.Thread(
+                target=_feed, args=(chan, exchange), name="npu-accept-stdin", daemon=True
+            )
+            writer.start()
+        else:
+            chan.shutdown_write()
+        try:
+            return self._drain(chan, exchange, deadline)
+        finally:
+            if writer is not None:
+                if writer.is_alive():
+                    chan.close()  # wakes a writer blocked on the send window
+                writer.join()
+
     @staticmethod
-    def _pump(chan: paramiko.Channel, data: bytes | None, deadline: float) -> tuple[bytes, bytes, bool]:
-        """Send ``data`` and read both streams until exit; (stdout, stderr, finished in time)."""
-        out: list[bytes] = []
-        err: list[bytes] = []
-        pending = memoryview(data) if data is not None else None
-        if pending is not None and not pending:
-            chan.shutdown_write()
-            pending = None
-        elif pending is None:
-            chan.shutdown_write()
+    def _drain(chan: paramiko.Channel, exchange: _Exchange, deadline: float) -> bool:
         fd = chan.fileno()
+        progress_at = time.monotonic()
+        moved = 0
         while True:
             while chan.recv_ready():
-                out.append(chan.recv(_READ_CHUNK))
+                exchange.stdout.add(chan.recv(_READ_CHUNK))
             while chan.recv_stderr_ready():
-                err.append(chan.recv_stderr(_READ_CHUNK))
-            if pending is not None and chan.send_ready():
-                try:
-                    sent = chan.send(pending[:_READ_CHUNK])
-                except OSError:
-                    sent = len(pending)  # the command closed its stdin; drop the rest
-                pending = pending[sent:] if sent < len(pending) else None
-                if pending is None:
-                    chan.shutdown_write()
+                exchange.stderr.add(chan.recv_stderr(_READ_CHUNK))
+            if exchange.stdout.seen + exchange.stderr.seen > exchange.flood_limit:
+                exchange.flooded = True
+                return False
             if chan.eof_received and not chan.recv_ready() and not chan.recv_stderr_ready():
                 # exit-status follows EOF closely; wait for it (or for the close).
                 remaining = deadline - time.monotonic()
                 if chan.status_event.wait(max(remaining, 0)) or chan.closed:
-                    return b"".join(out), b"".join(err), True
+                    return True
             elif chan.closed and not chan.recv_ready() and not chan.recv_stderr_ready():
-                return b"".join(out), b"".join(err), True
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return b"".join(out), b"".join(err), False
-            # While input is pending, poll: window space for sending does not wake select().
-            select.select([fd], [], [], min(remaining, 0.02 if pending is not None else 1.0))
+                return True
+            now = time.monotonic()
+            if exchange.progress_timeout is not None:
+                total = exchange.stdout.seen + exchange.stderr.seen + exchange.sent
+                if total != moved:
+                    moved, progress_at = total, now
+                elif now - progress_at > exchange.progress_timeout or exchange.send_error is not None:
+                    exchange.stalled = True
+                    return False
+            if now >= deadline:
+                return False
+            select.select([fd], [], [], min(deadline - now, 0.5))
 
     def _transport(self) -> paramiko.Transport:
         transport = self._client.get_transport()
@@ -422,76 +686,124 @@ class Connection:
         return transport
 
     def _lost(self, cmd: str, cause: BaseException | None) -> ConnectionLost:
-        why = f" ({cause})" if cause else ""
+        why = f" ({visible(cause)})" if cause and str(cause) else ""
         return ConnectionLost(
             f"The SSH connection to {self.target} dropped while running {cmd!r}{why}; the board may "
             "have rebooted or crashed, call reconnect() or check its console."
         )
 
-    def _sftp_client(self) -> paramiko.SFTPClient:
-        if self._sftp is None or self._sftp.get_channel() is None or self._sftp.get_channel().closed:
-            try:
-                self._sftp = self._client.open_sftp()
-            except (paramiko.SSHException, OSError, EOFError) as e:
-                raise TransferError(
-                    f"Cannot open an SFTP session on {self.target} ({e}); enable the sftp subsystem "
-                    "in the board's sshd (Subsystem sftp …)."
-                ) from None
-        return self._sftp
+    def put(self, local: Path, remote: str, progress_timeout: float = DEFAULT_PROGRESS_TIMEOUT) -> None:
+        """Upload a file (keeping its permission bits) or a directory tree to ``remote``.
 
-    def put(self, local: Path, remote: str) -> None:
-        """Upload a file (keeping its permission bits) or a directory tree to ``remote``."""
+        A file is written under a temporary name, its length checked on the board, then renamed:
+        a dropped link never leaves a truncated file under ``remote``.
+        """
         local = Path(local)
         if not local.exists():
             raise TransferError(f"Local path {local} does not exist; check the path to upload.")
-        with self._lock:
-            sftp = self._sftp_client()
-            try:
-                self._put(sftp, local, remote)
-            except OSError as e:
-                raise TransferError(
-                    f"Cannot upload {local} to {self.target}:{remote} ({e.strerror or e}); check that "
-                    "the remote directory exists and is writable."
-                ) from None
-
-    def _put(self, sftp: paramiko.SFTPClient, local: Path, remote: str) -> None:
-        mode = stat.S_IMODE(local.stat().st_mode)
         if local.is_dir():
-            with contextlib.suppress(OSError):
-                sftp.mkdir(remote, mode)
-            for child in sorted(local.iterdir()):
-                if child.name == "__pycache__":
-                    continue
-                self._put(sftp, child, f"{remote.rstrip('/')}/{child.name}")
+            archive = io.BytesIO(tar_tree(local))
+            size = len(archive.getvalue())
+            q = shlex.quote(remote)
+            cmd = f"mkdir -p {q} && tar -xof - -C {q}"
+            stream: BinaryIO = archive
         else:
-            sftp.put(str(local), remote)
-            sftp.chmod(remote, mode)
-
-    def get(self, remote: str, local: Path) -> None:
-        """Download one file from the board."""
-        local = Path(local)
-        with self._lock:
-            sftp = self._sftp_client()
+            size = local.stat().st_size
+            mode = stat.S_IMODE(local.stat().st_mode)
+            cmd = _put_file_command(remote, size, mode)
+            stream = local.open("rb")
+        with contextlib.closing(stream):
+            exchange = _Exchange(_Capture(1 << 16), _Capture(1 << 16), stream, 1 << 20, progress_timeout)
             try:
-                sftp.get(remote, str(local))
-            except OSError as e:
-                with contextlib.suppress(OSError):
-                    if local.exists() and local.stat().st_size == 0:
-                        local.unlink()
+                code = self._transfer(cmd, exchange, size, f"upload {local} to {self.target}:{remote}")
+            except TransferError:
+                if not local.is_dir():
+                    self._remove_part(remote, exchange)
+                raise
+        if code != 0:
+            err, _ = self._stderr_of(exchange)
+            raise TransferError(
+                f"Cannot upload {local} to {self.target}:{remote} ({_last_line(err, code)}); check that "
+                "the remote directory exists and is writable."
+            )
+
+    def _remove_part(self, remote: str, exchange: _Exchange) -> None:
+        """After a killed upload: the board's shell died before it could remove its part file."""
+        mark = _PID_MARK.search(exchange.stderr.value())
+        if mark is not None and self.connected:
+            part = shlex.quote(f"{remote}.npu-part.{int(mark.group(1))}")
+            with contextlib.suppress(TransportError):
+                self.run(f"rm -f -- {part}", timeout=30)
+
+    def get(
+        self,
+        remote: str,
+        local: Path,
+        progress_timeout: float = DEFAULT_PROGRESS_TIMEOUT,
+        max_bytes: int | None = None,
+    ) -> None:
+        """Download one file from the board (at most ``max_bytes``); a failed download leaves no
+        local file."""
+        local = Path(local)
+        partial = local.with_name(local.name + ".part")
+        limit = max_bytes if max_bytes is not None else 1 << 62
+        what = f"download {self.target}:{remote} to {local}"
+        try:
+            with partial.open("wb") as handle:
+                exchange = _Exchange(_FileSink(handle), _Capture(1 << 16), None, limit, progress_timeout)
+                code = self._transfer(f"exec cat -- {shlex.quote(remote)}", exchange, None, what)
+        except OSError as e:
+            partial.unlink(missing_ok=True)
+            raise TransferError(
+                f"Cannot {what} ({e.strerror or e}); check that the local directory is writable."
+            ) from None
+        except TransportError as e:
+            partial.unlink(missing_ok=True)
+            if isinstance(e, OutputFlood):
                 raise TransferError(
-                    f"Cannot download {self.target}:{remote} to {local} ({e.strerror or e}); check "
-                    "that the file exists on the board and the local directory is writable."
+                    f"Cannot {what}: it is larger than the limit of {_mib(limit)}; the file on the "
+                    "board is not what the suite expects."
                 ) from None
+            raise
+        if code != 0:
+            partial.unlink(missing_ok=True)
+            err, _ = self._stderr_of(exchange)
+            raise TransferError(
+                f"Cannot download {self.target}:{remote} to {local} ({_last_line(err, code)}); check "
+                "that the file exists on the board and the local directory is writable."
+            )
+        partial.replace(local)
+
+    def _transfer(self, cmd: str, exchange: _Exchange, size: int | None, what: str) -> int:
+        """Run a transfer command with a generous overall timeout; a dropped link is one sentence."""
+        # The overall timeout only backs up the per-byte progress deadline: at 1 MiB/s plus slack.
+        timeout = 60.0 + (size or 0) / (1 << 20)
+        if size is None:
+            timeout = 24 * 3600.0
+        try:
+            code, _ = self._exec(cmd, timeout, exchange)
+        except ConnectionLost:
+            raise TransferError(
+                f"The SSH connection to {self.target} dropped during the {what}; nothing partial was "
+                "kept, check the board and try again."
+            ) from None
+        if exchange.send_error is not None and code == 0:
+            raise TransferError(f"The {what} failed ({visible(exchange.send_error)}); try again.")
+        return code
 
     def make_temp_dir(self, prefix: str = "npu-accept") -> str:
-        """Create a private directory on the board (mktemp -d); it is removed at close()."""
+        """Create a private directory on the board (mktemp -d); it is removed at close().
+
+        The same command removes earlier temp dirs whose SSH session is gone (a dropped link
+        left them behind).
+        """
         if not re.fullmatch(r"[A-Za-z0-9._-]+", prefix):
             raise ValueError(f"Temp dir prefix {prefix!r} may only use letters, digits, '.', '_', '-'.")
-        result = self.run(f'mktemp -d "${{TMPDIR:-/tmp}}/{prefix}.XXXXXX"', timeout=30)
+        result = self.run(_sweep_and_mktemp(prefix), timeout=30)
         path = result.text().strip()
-        if result.exit_code != 0 or not path.startswith("/"):
+        if result.exit_code != 0 or not path.startswith("/") or "\n" in path:
             raise TransportError(
-                f"mktemp -d failed on {self.target} ({result.stderr.decode(errors='replace').strip()}); "
+                f"mktemp -d failed on {self.target} ({_last_line(result.stderr, result.exit_code)}); "
                 "check that /tmp on the board exists and is writable."
             )
         with self._lock:
@@ -529,18 +841,85 @@ class Connection:
             )
 
     def _drop(self) -> None:
-        if self._sftp is not None:
-            with contextlib.suppress(Exception):
-                self._sftp.close()
-            self._sftp = None
         with contextlib.suppress(Exception):
             self._client.close()
 
     def close(self) -> None:
-        """Remove the temp dirs made on the board, then close SFTP and the connection."""
+        """Remove the temp dirs made on the board, then close the connection."""
         self._remove_temp_dirs()
         with self._lock:
             self._drop()
+        self._watchdog.stop()
+
+
+def _feed(chan: paramiko.Channel, exchange: _Exchange) -> None:
+    """Send the exchange's source on stdin, then EOF; a stalled window ends in a recorded error."""
+    source = exchange.source
+    assert source is not None
+    chan.settimeout(exchange.progress_timeout or 3600.0)
+    try:
+        while chunk := source.read(_SEND_CHUNK):
+            view = memoryview(chunk)
+            while view:
+                sent = chan.send(view)
+                if sent == 0:
+                    return  # the command closed its stdin; the rest is not needed
+                exchange.sent += sent
+                view = view[sent:]
+        chan.shutdown_write()
+    except TimeoutError as e:
+        exchange.send_error = e
+    except OSError:
+        pass  # the channel closed (the command exited or the link dropped); the reader decides
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB"
+
+
+def _last_line(stderr: bytes, code: int) -> str:
+    lines = stderr.decode("utf-8", "replace").strip().splitlines()
+    return visible(lines[-1]) if lines else f"exit status {code}"
+
+
+def _put_file_command(remote: str, size: int, mode: int) -> str:
+    q = shlex.quote(remote)
+    return (
+        f't={q}.npu-part.$$; cat >"$t" || {{ rm -f "$t"; exit 1; }}; n=$(wc -c <"$t"); '
+        f'if [ "$n" -ne {size} ]; then rm -f "$t"; echo "only $n of {size} bytes arrived" >&2; exit 1; fi; '
+        f'chmod {mode:o} "$t" && mv -f "$t" {q} || {{ rm -f "$t"; exit 1; }}'
+    )
+
+
+def _sweep_and_mktemp(prefix: str) -> str:
+    # A temp dir records the sshd session process that made it ($PPID of the command's shell);
+    # when that process is gone (the link dropped), the next connection removes the directory.
+    return (
+        f'for o in "${{TMPDIR:-/tmp}}"/*/{_OWNER_FILE}; do [ -f "$o" ] || continue; '
+        'p=$(cat "$o" 2>/dev/null); case "$p" in ""|*[!0-9]*) continue;; esac; '
+        f'[ -d "/proc/$p" ] || rm -rf -- "${{o%/{_OWNER_FILE}}}"; done; '
+        f'd=$(mktemp -d "${{TMPDIR:-/tmp}}/{prefix}.XXXXXX") && echo "$PPID" >"$d/{_OWNER_FILE}" && '
+        'printf "%s\\n" "$d"'
+    )
+
+
+def tar_tree(directory: Path) -> bytes:
+    """A deterministic uncompressed tar of ``directory``'s files (modes kept, owner and times
+    zeroed, ``__pycache__`` and ``.pyc`` left out): the same tree gives the same bytes."""
+    buffer = io.BytesIO()
+    paths = sorted(p for p in directory.rglob("*") if "__pycache__" not in p.parts and p.suffix != ".pyc")
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for path in paths:
+            info = tar.gettarinfo(str(path), arcname=path.relative_to(directory).as_posix())
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = 0
+            if info.isreg():
+                with path.open("rb") as handle:
+                    tar.addfile(info, handle)
+            elif info.isdir():
+                tar.addfile(info)
+    return buffer.getvalue()
 
 
 def _connect(s: _Settings) -> paramiko.SSHClient:
@@ -568,49 +947,14 @@ def _connect(s: _Settings) -> paramiko.SSHClient:
             banner_timeout=s.connect_timeout,
             auth_timeout=s.connect_timeout,
             channel_timeout=s.connect_timeout,
-            transport_factory=_Transport,
+            transport_factory=_transport_factory,
         )
     except TransportError:
         client.close()
         raise
-    except paramiko.BadHostKeyException as e:
+    except Exception as e:  # noqa: BLE001 - whatever the board sends must end in one sentence
         client.close()
-        raise HostKeyChanged(
-            f"The host key of {t.known_hosts_name} ({e.key.fingerprint}) differs from the one in "
-            f"{s.known_hosts}; if the board was reflashed remove the old entry with "
-            f"`ssh-keygen -R '{t.known_hosts_name}' -f {s.known_hosts}`, otherwise suspect an attacker."
-        ) from None
-    except paramiko.AuthenticationException:
-        client.close()
-        key = f"key {s.identity}" if s.identity else "the keys of ssh-agent and ~/.ssh"
-        raise AuthenticationRefused(
-            f"{t} refused {key}; add its public key to ~{t.user}/.ssh/authorized_keys on the board "
-            "or pass the right private key with --identity."
-        ) from None
-    except TimeoutError:
-        client.close()
-        raise ConnectTimeout(
-            f"Connecting to {t} timed out after {s.connect_timeout:g} s; check that the board is up "
-            "and reachable on that address and port."
-        ) from None
-    except paramiko.SSHException as e:
-        client.close()
-        if time.monotonic() - started >= s.connect_timeout * 0.9:
-            raise ConnectTimeout(
-                f"{t} accepted the TCP connection but did not complete the SSH handshake within "
-                f"{s.connect_timeout:g} s ({e}); check that sshd runs on that port."
-            ) from None
-        raise HostUnreachable(
-            f"{t} did not talk SSH ({e}); check that the port is the board's sshd."
-        ) from None
-    except (OSError, EOFError) as e:
-        client.close()
-        reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
-        if isinstance(e, paramiko.ssh_exception.NoValidConnectionsError):
-            reason = "connection refused"
-        raise HostUnreachable(
-            f"Cannot reach {t} ({reason}); check that the board is up and its sshd listens on port {t.port}."
-        ) from None
+        raise _connect_error(s, e, time.monotonic() - started) from None
     transport = client.get_transport()
     if transport is not None:
         transport.set_keepalive(15)
@@ -618,3 +962,45 @@ def _connect(s: _Settings) -> paramiko.SSHClient:
         with contextlib.suppress(OSError, AttributeError):
             transport.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return client
+
+
+def _connect_error(s: _Settings, e: Exception, elapsed: float) -> TransportError:
+    t = s.target
+    if isinstance(e, paramiko.BadHostKeyException):
+        return HostKeyChanged(
+            f"The host key of {t.known_hosts_name} ({e.key.fingerprint}) differs from the one in "
+            f"{s.known_hosts}; if the board was reflashed remove the old entry with "
+            f"`ssh-keygen -R '{t.known_hosts_name}' -f {s.known_hosts}`, otherwise suspect an attacker."
+        )
+    if isinstance(e, paramiko.AuthenticationException):
+        key = f"key {s.identity}" if s.identity else "the keys of ssh-agent and ~/.ssh"
+        return AuthenticationRefused(
+            f"{t} refused {key}; add its public key to ~{t.user}/.ssh/authorized_keys on the board "
+            "or pass the right private key with --identity."
+        )
+    if isinstance(e, TimeoutError):
+        return ConnectTimeout(
+            f"Connecting to {t} timed out after {s.connect_timeout:g} s; check that the board is up "
+            "and reachable on that address and port."
+        )
+    if isinstance(e, paramiko.SSHException):
+        if elapsed >= s.connect_timeout * 0.9:
+            return ConnectTimeout(
+                f"{t} accepted the TCP connection but did not complete the SSH handshake within "
+                f"{s.connect_timeout:g} s ({visible(e)}); check that sshd runs on that port."
+            )
+        return HostUnreachable(
+            f"{t} did not talk SSH ({visible(e)}); check that the port is the board's sshd."
+        )
+    if isinstance(e, (OSError, EOFError)):
+        reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        if isinstance(e, paramiko.ssh_exception.NoValidConnectionsError):
+            reason = "connection refused"
+        return HostUnreachable(
+            f"Cannot reach {t} ({visible(reason)}); check that the board is up and its sshd listens on "
+            f"port {t.port}."
+        )
+    return HostUnreachable(
+        f"Connecting to {t} failed ({type(e).__name__}: {visible(e)}); check that the port is the "
+        "board's sshd."
+    )
