@@ -1,33 +1,68 @@
 # SPDX-License-Identifier: MIT
-"""Gather the facts of one board over SSH: upload the on-target tools, run npu-info, run every
+"""Gather the facts of one board over SSH: send the on-target tools, run npu-info, run every
 profile model through the NPU and the CPU, pull the output tensors.
 
-The suite always uploads the repository's own npu-run/npu-info (and the npu_target package) to a
+The suite always runs the repository's own npu-run/npu-info (and the npu_target package) from a
 temp dir on the board, whatever the image has installed: the checks then judge the board with the
-tools under review, and a board with old or missing tools can still be accepted.  The transport
-removes the temp dir when the connection closes.
+tools under review, and a board with old or missing tools can still be accepted.
+
+Few round trips: the tools travel as one archive on the stdin of the npu-info command (with
+``keep_tools`` they stay on the board under a name that is their content hash, and a board that
+already holds them is not sent them again); each model run carries its inputs the same way; the
+output tensors of every run come back in one tar stream at the end.
+
+The board is untrusted: every command's output is bounded (:class:`Limits`), npu-info/npu-run
+reports are validated (`npu_accept.untrusted`), output names the board chose are checked and the
+files are saved under the suite's own names, .npy headers are checked before loading. Anything
+that goes wrong while examining a board becomes that board's `collect_error`, one sentence.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import posixpath
 import re
 import shlex
+import tarfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from npu_accept import npyio
 from npu_accept.checks.registry import collectors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
 from npu_accept.paths import target_tools
 from npu_accept.profile import FileInput, ModelSpec, Profile, RandomInput
-from npu_accept.transport import CommandTimeout, Connection, TransportError, parse_target
+from npu_accept.transport import (
+    CommandTimeout,
+    Connection,
+    OutputFlood,
+    TransportError,
+    parse_target,
+    tar_files,
+    visible,
+)
+from npu_accept.untrusted import BoardDataError, output_name, validated
 
 INFO_TIMEOUT_S = 60.0
 RUN_TIMEOUT_S = 600.0
+_TOOLS_MISSING = "npu-accept-tools-missing"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the suite keeps of one board (docs/limits.md states the host memory they bound)."""
+
+    report_bytes: int = 1 << 20  # stdout of npu-info / npu-run: one JSON report
+    log_bytes: int = 1 << 20  # stderr of each tool run
+    flood_bytes: int = 64 << 20  # a command printing more than this is killed
+    outputs_bytes: int = 256 << 20  # all output tensors of one board, fetched in one stream
 
 
 @dataclass(frozen=True)
@@ -40,6 +75,37 @@ class Access:
     connect_timeout: float = 15.0
 
 
+@dataclass(frozen=True)
+class Options:
+    """How the suite treats each board beyond SSH."""
+
+    keep_tools: bool = False  # leave the tools on the board (under their content hash) for next time
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True)
+class ToolsArchive:
+    """The on-target tools as one tar, named by the sha256 of its bytes."""
+
+    data: bytes
+    digest: str
+    top_level: tuple[str, ...]  # the archive's top-level entries (npu-run, npu-info, npu_target)
+
+    @property
+    def dirname(self) -> str:
+        return f"npu-accept-tools-{self.digest[:16]}"
+
+
+@cache
+def tools_archive() -> ToolsArchive:
+    """The on-target tools (`npu_accept.paths.target_tools`) as a deterministic archive, built
+    once per process."""
+    data = tar_files(target_tools().files())
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        top = sorted({member.name.split("/", 1)[0] for member in tar.getmembers()})
+    return ToolsArchive(data, hashlib.sha256(data).hexdigest(), tuple(top))
+
+
 def board_dir_name(target: str) -> str:
     """A file-system-safe name for one target's artifacts."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", target)
@@ -50,7 +116,7 @@ def make_inputs(spec: ModelSpec) -> list[np.ndarray]:
     arrays = []
     for item in spec.inputs:
         if isinstance(item, FileInput):
-            arrays.append(np.load(item.path, allow_pickle=False))
+            arrays.append(npyio.load(item.path))
         else:
             arrays.append(_random(item))
     return arrays
@@ -70,16 +136,21 @@ class BoardLink(Protocol):
     """What collection needs from a connection to a board: `npu_accept.transport.Connection`, or an
     adapter (e.g. over oeqa's target) with the same methods."""
 
-    def run(self, cmd: str, timeout: float) -> Any: ...
+    def run(self, cmd: str, timeout: float, input: bytes | None = None) -> Any: ...
     def put(self, local: Path, remote: str) -> None: ...
     def get(self, remote: str, local: Path) -> None: ...
     def make_temp_dir(self) -> str: ...
 
 
 def collect_board(
-    target: str, profile: Profile, access: Access, artifacts: Path, baseline: dict[str, Any] | None = None
+    target: str,
+    profile: Profile,
+    access: Access,
+    artifacts: Path,
+    baseline: dict[str, Any] | None = None,
+    options: Options | None = None,
 ) -> BoardFacts:
-    """All facts of one board; connection problems end up in `collect_error` as one sentence."""
+    """All facts of one board; whatever goes wrong ends up in `collect_error` as one sentence."""
     started = time.monotonic()
     try:
         connection = Connection.open(
@@ -90,31 +161,47 @@ def collect_board(
             connect_timeout=access.connect_timeout,
         )
     except TransportError as exc:
-        return BoardFacts(target=target, baseline=baseline, collect_error=str(exc))
+        return BoardFacts(target=target, baseline=baseline, collect_error=str(exc), unreachable=True)
     connected = time.monotonic()
     try:
-        facts = collect_over(connection, target, profile, artifacts, baseline)
+        facts = collect_over(connection, target, profile, artifacts, baseline, options)
     finally:
         try:
             connection.close()  # also removes the board's temp dir
         except TransportError:
-            pass  # the board is gone; its temp dir goes with the next reboot
+            pass  # the link is gone: the next connection to the board removes the temp dir
     facts.timings = {
         "connect": connected - started,
         **facts.timings,
         "close": time.monotonic() - connected - sum(facts.timings.values()),
     }
     facts.collect_seconds = time.monotonic() - started
+    _write_timings(facts, artifacts / board_dir_name(target))
     return facts
 
 
 def collect_over(
-    link: BoardLink, target: str, profile: Profile, artifacts: Path, baseline: dict[str, Any] | None = None
+    link: BoardLink,
+    target: str,
+    profile: Profile,
+    artifacts: Path,
+    baseline: dict[str, Any] | None = None,
+    options: Options | None = None,
 ) -> BoardFacts:
     """All facts of one board over an open link (the caller closes it and so removes the temp dir)."""
+    options = options or Options()
     facts = BoardFacts(target=target, baseline=baseline)
     out_dir = artifacts / board_dir_name(target)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _examine(link, profile, options, facts, out_dir)
+    except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict, never the run's
+        facts.collect_error = f"Board {target} could not be examined: {_sentence(exc)}"
+    _write_timings(facts, out_dir)
+    return facts
+
+
+def _examine(link: BoardLink, profile: Profile, options: Options, facts: BoardFacts, out_dir: Path) -> None:
     clock = time.monotonic()
 
     def lap(phase: str) -> None:
@@ -123,177 +210,265 @@ def collect_over(
         facts.timings[phase] = facts.timings.get(phase, 0.0) + now - clock
         clock = now
 
-    try:
-        remote = link.make_temp_dir()
-        _upload_tools(link, remote)
-        lap("upload")
-        _collect_info(link, remote, facts, out_dir)
-        lap("npu-info")
-        for spec in profile.models:
-            facts.models.append(_collect_model(link, remote, spec, profile, out_dir))
-            lap(f"model {spec.name}")
-        for collector in collectors(profile.family):
-            facts.extra.update(
-                collector(connection=link, remote_dir=remote, facts=facts, profile=profile, artifacts=out_dir)
-            )
-        lap("family collectors")
-    except TransportError as exc:
-        facts.collect_error = f"Board {target} could not be examined: {exc}"
-    (out_dir / "timings.json").write_text(json.dumps(facts.timings, indent=2) + "\n")
-    return facts
-
-
-def _upload_tools(connection: BoardLink, remote: str) -> None:
-    files = target_tools().files()
-    dirs = sorted({str(Path(rel).parent) for rel in files} - {"."})
-    if dirs:
-        mkdir = "mkdir -p " + " ".join(shlex.quote(f"{remote}/{d}") for d in dirs)
-        _checked(connection, mkdir, INFO_TIMEOUT_S)
-    for rel, path in files.items():
-        connection.put(path, f"{remote}/{rel}")
-
-
-def _checked(connection: BoardLink, command: str, timeout: float) -> Any:
-    result = connection.run(command, timeout=timeout)
-    if result.exit_code != 0:
-        raise TransportError(
-            f"command '{command}' failed on the board with status {result.exit_code}: "
-            f"{result.stderr.decode(errors='replace').strip()[:200]}"
+    remote = link.make_temp_dir()
+    _collect_info(link, remote, facts, out_dir, options)
+    lap("npu-info")
+    runs: list[tuple[RunFacts, str, Path]] = []
+    for index, spec in enumerate(profile.models):
+        model, model_runs = _collect_model(link, remote, index, spec, profile, out_dir, options)
+        facts.models.append(model)
+        runs.extend(model_runs)
+        lap(f"model {spec.name}")
+    _fetch_outputs(link, remote, runs, options.limits)
+    lap("outputs")
+    for collector in collectors(profile.family):
+        facts.extra.update(
+            collector(connection=link, remote_dir=remote, facts=facts, profile=profile, artifacts=out_dir)
         )
-    return result
+    lap("family collectors")
 
 
-def _collect_info(connection: BoardLink, remote: str, facts: BoardFacts, out_dir: Path) -> None:
-    result = connection.run(f"python3 {shlex.quote(remote)}/npu-info --json", timeout=INFO_TIMEOUT_S)
+def _write_timings(facts: BoardFacts, out_dir: Path) -> None:
+    if out_dir.is_dir():
+        (out_dir / "timings.json").write_text(json.dumps(facts.timings, indent=2) + "\n")
+
+
+def _sentence(exc: BaseException) -> str:
+    """One sentence for whatever stopped the examination of a board."""
+    if isinstance(exc, (TransportError, BoardDataError, npyio.NpyError)):
+        return str(exc).rstrip(".")
+    if isinstance(exc, MemoryError):
+        return "the host ran out of memory holding the board's data; lower the limits or free memory"
+    if isinstance(exc, OSError):
+        return f"the suite could not write its artifacts ({visible(exc.strerror or exc)}); check --artifacts"
+    return (
+        f"an unexpected {type(exc).__name__} ({visible(exc)}) stopped the suite; report it with "
+        "the board's artifacts"
+    )
+
+
+def _run(link: BoardLink, command: str, timeout: float, limits: Limits, input: bytes | None = None) -> Any:
+    """A command with the suite's output bounds (adapters without them just run it)."""
+    if isinstance(link, Connection):
+        return link.run(
+            command,
+            timeout=timeout,
+            input=input,
+            max_output=max(limits.report_bytes, limits.log_bytes),
+            flood_limit=limits.flood_bytes,
+        )
+    return link.run(command, timeout=timeout, input=input)
+
+
+def _collect_info(link: BoardLink, remote: str, facts: BoardFacts, out_dir: Path, options: Options) -> None:
+    """Bring the tools (one archive, unless the board keeps this exact version) and run npu-info."""
+    archive = tools_archive()
+    info = f"exec python3 {shlex.quote(remote)}/npu-info --json"
+    if options.keep_tools:
+        tools = shlex.quote(f"{posixpath.dirname(remote)}/{archive.dirname}")
+        links = " ".join(f"{tools}/{shlex.quote(name)}" for name in archive.top_level)
+        present = f"if [ -f {tools}/.complete ]; then ln -sf {links} {shlex.quote(remote)}/ && {info}; fi; "
+        result = _run(link, present + f"echo {_TOOLS_MISSING} >&2; exit 97", INFO_TIMEOUT_S, options.limits)
+        if result.exit_code == 97 and _TOOLS_MISSING.encode() in result.stderr:
+            install = (
+                f'p={tools}.part.$$; rm -rf "$p" {tools} && mkdir -p "$p" && tar -xof - -C "$p" && '
+                f'touch "$p/.complete" && mv "$p" {tools} && ln -sf {links} {shlex.quote(remote)}/ && {info}'
+            )
+            result = _run(link, install, INFO_TIMEOUT_S, options.limits, archive.data)
+    else:
+        install = f"tar -xof - -C {shlex.quote(remote)} && {info}"
+        result = _run(link, install, INFO_TIMEOUT_S, options.limits, archive.data)
     (out_dir / "npu-info.json").write_bytes(result.stdout)
     (out_dir / "npu-info.stderr.txt").write_bytes(result.stderr)
     try:
-        data = json.loads(result.stdout)
-        if not isinstance(data, dict):
-            raise ValueError("not an object")
-        facts.info = data
-    except ValueError:
+        facts.info = validated(result.stdout, "npu-info", "npu-info")
+    except BoardDataError as exc:
         tail = result.stderr.decode(errors="replace").strip().splitlines()
         facts.info_error = (
-            f"npu-info exited with status {result.exit_code} and printed no JSON"
-            + (f" ({tail[-1]})" if tail else "")
-            + "; check that python3 runs on the board"
+            f"{str(exc).rstrip('.')} (exit status {result.exit_code}"
+            + (f", last line on stderr: {visible(tail[-1])}" if tail else "")
+            + "); check that python3 runs on the board"
         )
+        raise BoardDataError(facts.info_error) from None
 
 
 def _collect_model(
-    connection: BoardLink, remote: str, spec: ModelSpec, profile: Profile, out_dir: Path
-) -> ModelFacts:
+    link: BoardLink,
+    remote: str,
+    index: int,
+    spec: ModelSpec,
+    profile: Profile,
+    out_dir: Path,
+    options: Options,
+) -> tuple[ModelFacts, list[tuple[RunFacts, str, Path]]]:
+    """Both runs of one model; returns the facts and the runs whose outputs are to be fetched."""
     model_dir = out_dir / spec.name
     model_dir.mkdir(parents=True, exist_ok=True)
-    remote_dir = f"{remote}/{spec.name}"
-    _checked(
-        connection, f"mkdir -p {shlex.quote(remote_dir)}/npu {shlex.quote(remote_dir)}/cpu", INFO_TIMEOUT_S
-    )
+    work = f"{remote}/m{index}"
+    inputs = io.BytesIO()
     remote_inputs = []
-    for index, array in enumerate(make_inputs(spec)):
-        local = model_dir / f"in{index}.npy"
-        np.save(local, array, allow_pickle=False)
-        remote_inputs.append(f"{remote_dir}/in{index}.npy")
-        connection.put(local, remote_inputs[-1])
-    facts = ModelFacts(spec=spec, golden=[np.load(g, allow_pickle=False) for g in spec.golden])
+    with tarfile.open(fileobj=inputs, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for number, array in enumerate(make_inputs(spec)):
+            local = model_dir / f"in{number}.npy"
+            np.save(local, array, allow_pickle=False)
+            tar.add(str(local), arcname=local.name)
+            remote_inputs.append(f"{work}/{local.name}")
+    facts = ModelFacts(spec=spec, golden=[npyio.load(g) for g in spec.golden])
     delegate_args: list[str] = []
     if spec.backend == "tflite-delegate" and profile.delegate is not None:
         delegate_args = ["--delegate", profile.delegate.path]
         for key, value in profile.delegate.options.items():
             delegate_args += ["--delegate-option", f"{key}={value}"]
-    facts.npu = _run(
-        connection,
-        remote,
-        spec.path,
-        spec.backend,
-        delegate_args,
-        remote_inputs,
-        f"{remote_dir}/npu",
-        model_dir / "npu",
-        profile,
-    )
+    prepare = f"mkdir -p {shlex.quote(work)} && tar -xof - -C {shlex.quote(work)} && "
+    npu = _ToolRun(spec.path, spec.backend, delegate_args, remote_inputs, f"{work}/npu", model_dir / "npu")
+    facts.npu = npu.run(link, remote, profile, options.limits, prepare, inputs.getvalue())
+    fetch = [(facts.npu, npu.remote_out, npu.local_out)]
     # The CPU reference: the unconverted model (or, for TFLite, the same file) on tflite-cpu. A
     # vendor format (.rknn, .cvimodel) has no CPU twin unless the profile names a reference.
     if profile.has_npu and (spec.reference or spec.backend.startswith("tflite")):
-        facts.cpu = _run(
-            connection,
-            remote,
-            spec.reference or spec.path,
-            "tflite-cpu",
-            [],
-            remote_inputs,
-            f"{remote_dir}/cpu",
-            model_dir / "cpu",
-            profile,
+        cpu = _ToolRun(
+            spec.reference or spec.path, "tflite-cpu", [], remote_inputs, f"{work}/cpu", model_dir / "cpu"
         )
-    return facts
+        facts.cpu = cpu.run(link, remote, profile, options.limits)
+        fetch.append((facts.cpu, cpu.remote_out, cpu.local_out))
+    return facts, [(run, out, local) for run, out, local in fetch if run.ok]
 
 
-def _run(
-    connection: BoardLink,
-    remote: str,
-    model: str,
-    backend: str,
-    extra: list[str],
-    inputs: list[str],
-    remote_out: str,
-    local_out: Path,
-    profile: Profile,
-) -> RunFacts:
-    local_out.mkdir(parents=True, exist_ok=True)
-    argv = [
-        "python3",
-        f"{remote}/npu-run",
-        "--model",
-        model,
-        "--input",
-        *inputs,
-        "--output-dir",
-        remote_out,
-        "--backend",
-        backend,
-        *extra,
-        "--runs",
-        str(profile.performance.runs),
-        "--warmup",
-        str(profile.performance.warmup),
-        "--json",
-    ]
-    command = " ".join(shlex.quote(a) for a in argv)
-    try:
-        result = connection.run(command, timeout=RUN_TIMEOUT_S)
-    except CommandTimeout:
-        # A hung NPU job is a verdict on this run, not on the board's reachability.
-        return RunFacts(
-            backend=backend,
-            model_path=model,
-            exit_code=None,
-            report=None,
-            error=f"npu-run --backend {backend} on {model} did not finish within "
-            f"{RUN_TIMEOUT_S:.0f} s (the NPU job hangs)",
-        )
-    stderr = result.stderr.decode(errors="replace")
-    (local_out / "npu-run.json").write_bytes(result.stdout)
-    (local_out / "npu-run.stderr.txt").write_text(stderr)
-    run = RunFacts(backend=backend, model_path=model, exit_code=result.exit_code, report=None, stderr=stderr)
-    try:
-        report = json.loads(result.stdout)
-        run.report = report if isinstance(report, dict) else None
-    except ValueError:
-        run.report = None
-    if run.report is None:
-        tail = stderr.strip().splitlines()
-        run.error = (
-            f"npu-run --backend {backend} on {model} exited with status {result.exit_code} "
-            f"without JSON" + (f" ({tail[-1]})" if tail else "")
-        )
+@dataclass(frozen=True)
+class _ToolRun:
+    """One npu-run invocation on the board."""
+
+    model: str
+    backend: str
+    extra: list[str]
+    inputs: list[str]
+    remote_out: str
+    local_out: Path
+
+    def command(self, remote: str, profile: Profile) -> str:
+        argv = [
+            "python3",
+            f"{remote}/npu-run",
+            "--model",
+            self.model,
+            "--input",
+            *self.inputs,
+            "--output-dir",
+            self.remote_out,
+            "--backend",
+            self.backend,
+            *self.extra,
+            "--runs",
+            str(profile.performance.runs),
+            "--warmup",
+            str(profile.performance.warmup),
+            "--json",
+        ]
+        return "exec " + " ".join(shlex.quote(a) for a in argv) + " </dev/null"
+
+    def run(
+        self,
+        link: BoardLink,
+        remote: str,
+        profile: Profile,
+        limits: Limits,
+        prepare: str = "",
+        data: bytes | None = None,
+    ) -> RunFacts:
+        self.local_out.mkdir(parents=True, exist_ok=True)
+        what = f"npu-run --backend {self.backend} on {self.model}"
+        try:
+            result = _run(link, prepare + self.command(remote, profile), RUN_TIMEOUT_S, limits, data)
+        except OutputFlood as exc:
+            return self._failed(f"{str(exc).rstrip('.')} ({what})")
+        except CommandTimeout:
+            # A hung NPU job is a verdict on this run, not on the board's reachability.
+            return self._failed(f"{what} did not finish within {RUN_TIMEOUT_S:.0f} s (the NPU job hangs)")
+        stderr = result.stderr.decode(errors="replace")
+        (self.local_out / "npu-run.json").write_bytes(result.stdout)
+        (self.local_out / "npu-run.stderr.txt").write_text(stderr)
+        run = RunFacts(self.backend, self.model, result.exit_code, None, stderr=stderr)
+        try:
+            run.report = validated(result.stdout, "npu-run", what)
+        except BoardDataError as exc:
+            tail = stderr.strip().splitlines()
+            run.error = (
+                f"{str(exc).rstrip('.')} (exit status {result.exit_code}"
+                + (f", last line on stderr: {visible(tail[-1])}" if tail else "")
+                + ")"
+            )
         return run
-    if result.exit_code == 0:
-        for index, output in enumerate(run.report.get("outputs") or []):
-            name = str(output.get("file") or f"out{index}.npy")
-            source = name if name.startswith("/") else f"{remote_out}/{name}"
-            local = local_out / Path(name).name
-            connection.get(source, local)
-            run.outputs.append(np.load(local, allow_pickle=False))
-    return run
+
+    def _failed(self, error: str) -> RunFacts:
+        return RunFacts(backend=self.backend, model_path=self.model, exit_code=None, report=None, error=error)
+
+
+def _fetch_outputs(
+    link: BoardLink, remote: str, runs: list[tuple[RunFacts, str, Path]], limits: Limits
+) -> None:
+    """The output tensors of every successful run, in one tar stream, saved as out<N>.npy."""
+    wanted: dict[str, tuple[RunFacts, int, Path]] = {}
+    for run, remote_out, local_out in runs:
+        what = f"npu-run --backend {run.backend} on {run.model_path}"
+        try:
+            names = [output_name(str(o["file"]), what) for o in run.report["outputs"]]  # type: ignore[index]
+        except BoardDataError as exc:
+            run.error = str(exc).rstrip(".")
+            continue
+        for index, name in enumerate(names):
+            member = posixpath.relpath(f"{remote_out}/{name}", remote)
+            wanted[member] = (run, index, local_out / f"out{index}.npy")
+    if not wanted:
+        return
+    command = f"cd {shlex.quote(remote)} && exec tar -cf - -- " + " ".join(shlex.quote(m) for m in wanted)
+    try:
+        result = link.run(command, timeout=RUN_TIMEOUT_S, **_fetch_bounds(link, limits))
+    except OutputFlood:
+        for run, _, _ in wanted.values():
+            run.error = f"the output tensors exceed the limit of {limits.outputs_bytes >> 20} MiB per board"
+        return
+    arrived = _unpack(result.stdout, wanted, limits)
+    for member, (run, index, local) in wanted.items():
+        if run.error:
+            continue
+        if member not in arrived:
+            run.error = (
+                f"output {index} of npu-run --backend {run.backend} on {run.model_path} did not arrive "
+                f"({_fetch_problem(result, limits)})"
+            )
+            continue
+        try:
+            run.outputs.append(npyio.load(local, max_bytes=limits.outputs_bytes))
+        except npyio.NpyError as exc:
+            run.error = str(exc).rstrip(".")
+
+
+def _fetch_bounds(link: BoardLink, limits: Limits) -> dict[str, int]:
+    if isinstance(link, Connection):
+        return {"max_output": limits.outputs_bytes, "flood_limit": limits.outputs_bytes + limits.flood_bytes}
+    return {}
+
+
+def _fetch_problem(result: Any, limits: Limits) -> str:
+    if getattr(result, "stdout_dropped", 0):
+        return f"the outputs exceed the limit of {limits.outputs_bytes >> 20} MiB per board"
+    tail = result.stderr.decode(errors="replace").strip().splitlines()
+    return f"tar: {visible(tail[-1])}" if tail else f"tar exited with status {result.exit_code}"
+
+
+def _unpack(stream: bytes, wanted: dict[str, tuple[RunFacts, int, Path]], limits: Limits) -> set[str]:
+    """Save the wanted regular files of a tar stream under the suite's names; the rest is ignored."""
+    arrived: set[str] = set()
+    try:
+        with tarfile.open(fileobj=io.BytesIO(stream), mode="r|") as tar:
+            for member in tar:
+                if member.name not in wanted or not member.isreg() or member.size > limits.outputs_bytes:
+                    continue
+                source = tar.extractfile(member)
+                if source is None:
+                    continue
+                wanted[member.name][2].write_bytes(source.read())
+                arrived.add(member.name)
+    except (tarfile.TarError, EOFError, ValueError, UnicodeError):
+        pass  # a cut or garbled stream: what arrived intact is kept, the rest is reported missing
+    return arrived

@@ -67,6 +67,7 @@ class BoardFacts:
     baseline: dict[str, Any] | None = None  # this board's entry of a --baseline file
     extra: dict[str, Any] = field(default_factory=dict)  # facts of family collectors
     collect_error: str | None = None  # the board could not be examined at all
+    unreachable: bool = False  # no SSH connection could be made (exit status 3 when all are)
     collect_seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase of the examination
 

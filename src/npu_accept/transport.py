@@ -904,13 +904,20 @@ def _sweep_and_mktemp(prefix: str) -> str:
 
 
 def tar_tree(directory: Path) -> bytes:
-    """A deterministic uncompressed tar of ``directory``'s files (modes kept, owner and times
-    zeroed, ``__pycache__`` and ``.pyc`` left out): the same tree gives the same bytes."""
-    buffer = io.BytesIO()
+    """A deterministic uncompressed tar of ``directory``'s files (``__pycache__`` and ``.pyc`` left
+    out): the same tree gives the same bytes."""
     paths = sorted(p for p in directory.rglob("*") if "__pycache__" not in p.parts and p.suffix != ".pyc")
+    return tar_files({p.relative_to(directory).as_posix(): p for p in paths})
+
+
+def tar_files(files: dict[str, Path]) -> bytes:
+    """A deterministic uncompressed tar of ``files`` (name in the archive -> local path): modes
+    kept, owner and times zeroed, names in sorted order."""
+    buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for path in paths:
-            info = tar.gettarinfo(str(path), arcname=path.relative_to(directory).as_posix())
+        for name in sorted(files):
+            path = files[name]
+            info = tar.gettarinfo(str(path), arcname=name)
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             info.mtime = 0
