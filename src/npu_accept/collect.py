@@ -411,7 +411,7 @@ def _fetch_outputs(
     for run, remote_out, local_out in runs:
         what = f"npu-run --backend {run.backend} on {run.model_path}"
         try:
-            names = [output_name(str(o["file"]), what) for o in run.report["outputs"]]  # type: ignore[index]
+            names = [output_name(str(o["file"]), remote_out, what) for o in run.report["outputs"]]  # type: ignore[index]
         except BoardDataError as exc:
             run.error = str(exc).rstrip(".")
             continue

@@ -29,11 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from threadpoolctl import threadpool_limits
 
 from npu_accept.checks.base import CHECK_TITLES, FAIL, SKIP, CheckResult
 from npu_accept.checks.registry import run_all
 from npu_accept.checks.summary import root_cause
-from npu_accept.collect import Access, collect_board
+from npu_accept.collect import Access, Limits, Options, collect_board
+from npu_accept.facts import BoardFacts
 from npu_accept.paths import DataMissing, profile_dirs, target_tools
 from npu_accept.profile import Profile, ProfileError, load_profile, profile_names
 from npu_accept.report import (
@@ -41,10 +43,11 @@ from npu_accept.report import (
     baseline_entry,
     board_properties,
     lava_line,
+    shown_message,
     write_baseline,
     write_reports,
 )
-from npu_accept.transport import TransportError, parse_target
+from npu_accept.transport import TransportError, parse_target, visible
 
 
 @dataclass
@@ -58,6 +61,7 @@ class SuiteState:
     baseline: dict[str, Any] | None
     strict: bool
     lava: bool
+    options: Options = field(default_factory=Options)
     outcomes: dict[str, BoardOutcome] = field(default_factory=dict)
 
 
@@ -125,6 +129,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # --strict is pytest's own option (strict mode, pytest >= 9); the suite extends it: under
     # --strict a skipped check is a failure.  It is read back with config.getini("strict").
     group.addoption("--lava-signals", action="store_true", help="print LAVA_SIGNAL_TESTCASE lines")
+    group.addoption(
+        "--keep-tools",
+        action="store_true",
+        help="leave the on-target tools on each board (named by their content hash); a later run "
+        "with this option finds them there and does not send them again",
+    )
+    group.addoption(
+        "--output-limit",
+        type=int,
+        default=Limits().outputs_bytes >> 20,
+        metavar="MIB",
+        help="most output-tensor data fetched from one board, in MiB (default %(default)s); "
+        "docs/limits.md lists every bound",
+    )
 
 
 @pytest.hookimpl(trylast=True)
@@ -164,10 +182,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except DataMissing as exc:
         raise pytest.UsageError(str(exc)) from None
     baseline = _load_baseline(config.option.baseline) if config.option.baseline else None
-    artifacts = config.option.artifacts
-    if artifacts is None:
-        artifacts = Path(tempfile.mkdtemp(prefix="npu-accept-"))
-    artifacts.mkdir(parents=True, exist_ok=True)
+    if not 1 <= config.option.output_limit <= 1 << 20:
+        raise pytest.UsageError(f"--output-limit {config.option.output_limit} is not 1-1048576 MiB.")
+    artifacts = _artifacts_dir(config.option.artifacts)
     config.stash[STATE] = SuiteState(
         targets=targets,
         profile=profile,
@@ -176,7 +193,26 @@ def pytest_configure(config: pytest.Config) -> None:
         baseline=baseline,
         strict=bool(config.getini("strict")),
         lava=config.option.lava_signals,
+        options=Options(
+            keep_tools=config.option.keep_tools,
+            limits=Limits(outputs_bytes=config.option.output_limit << 20),
+        ),
     )
+
+
+def _artifacts_dir(option: Path | None) -> Path:
+    """The artifacts directory, created and proven writable now: reports must be writable at the end."""
+    try:
+        if option is None:
+            return Path(tempfile.mkdtemp(prefix="npu-accept-"))
+        option.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=option):
+            pass
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"--artifacts {option} cannot be written ({exc.strerror or exc}); give a writable directory."
+        ) from None
+    return option
 
 
 def _load_baseline(path: Path) -> dict[str, Any]:
@@ -216,20 +252,17 @@ def fleet(
 ) -> dict[str, BoardOutcome]:
     """Examine every board concurrently (one thread each), then judge the seven checks per board."""
     if not suite.outcomes:
-        with ThreadPoolExecutor(max_workers=len(suite.targets), thread_name_prefix="board") as pool:
-            futures = {t: pool.submit(_examine, t, suite) for t in suite.targets}
-            for target, future in futures.items():
-                suite.outcomes[target] = future.result()
-        unreachable = [o for o in suite.outcomes.values() if o.facts.collect_error]
-        if len(unreachable) == len(suite.outcomes):
+        suite.outcomes.update(_examine_all(suite))
+        if all(o.facts.unreachable for o in suite.outcomes.values()):
             if suite.lava:  # LAVA still gets a result per test case; the lines bypass output capture
                 fleet_ids = len(suite.targets) > 1
                 with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
-                    for outcome in unreachable:
+                    for outcome in suite.outcomes.values():
                         for check in outcome.results:
                             sys.stdout.write(lava_line(check, outcome.target, fleet_ids, "fail") + "\n")
                     sys.stdout.flush()
-            pytest.exit(" ".join(o.facts.collect_error or "" for o in unreachable), returncode=3)
+            sentences = (shown_message(o.facts.collect_error) for o in suite.outcomes.values())
+            pytest.exit(" ".join(sentences), returncode=3)
         fleet_mode = len(suite.outcomes) > 1
         for outcome in suite.outcomes.values():
             for key, value in board_properties(outcome).items():
@@ -237,15 +270,48 @@ def fleet(
     return suite.outcomes
 
 
+def _examine_all(suite: SuiteState) -> dict[str, BoardOutcome]:
+    """Every board's outcome; one board's failure never reaches another's."""
+    outcomes: dict[str, BoardOutcome] = {}
+    # Each board thread compares tensors with numpy: one BLAS thread per call, or N boards times
+    # the cores' worth of BLAS threads fight over the host (benchmarks/bench_fleet.py).
+    with threadpool_limits(limits=1, user_api="blas"):
+        with ThreadPoolExecutor(max_workers=len(suite.targets), thread_name_prefix="board") as pool:
+            futures = {t: pool.submit(_examine, t, suite) for t in suite.targets}
+            for target, future in futures.items():
+                try:
+                    outcomes[target] = future.result()
+                except Exception as exc:  # noqa: BLE001 - _examine catches everything; belt and braces
+                    outcomes[target] = failed_outcome(target, suite, _unexpected(target, exc))
+    return outcomes
+
+
 def _examine(target: str, suite: SuiteState) -> BoardOutcome:
-    entry = baseline_entry(suite.baseline, target, suite.profile.name) if suite.baseline else None
-    facts = collect_board(target, suite.profile, suite.access, suite.artifacts, entry)
-    if suite.baseline is not None and entry is None and not facts.collect_error:
-        facts.baseline = {"models": {}}
-    results = run_all(facts, suite.profile)
-    return BoardOutcome(
-        target=target, profile=suite.profile, facts=facts, results=results, root_cause=root_cause(results)
+    try:
+        entry = baseline_entry(suite.baseline, target, suite.profile.name) if suite.baseline else None
+        facts = collect_board(target, suite.profile, suite.access, suite.artifacts, entry, suite.options)
+        if suite.baseline is not None and entry is None and not facts.collect_error:
+            facts.baseline = {"models": {}}
+        results = run_all(facts, suite.profile)
+        return BoardOutcome(
+            target=target, profile=suite.profile, facts=facts, results=results, root_cause=root_cause(results)
+        )
+    except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict
+        return failed_outcome(target, suite, _unexpected(target, exc))
+
+
+def _unexpected(target: str, exc: BaseException) -> str:
+    return (
+        f"Board {target} could not be judged: an unexpected {type(exc).__name__} ({visible(exc)}) "
+        "stopped the suite; report it with the board's artifacts."
     )
+
+
+def failed_outcome(target: str, suite: SuiteState, sentence: str) -> BoardOutcome:
+    """A board every check of which fails with one sentence."""
+    facts = BoardFacts(target=target, collect_error=sentence)
+    results = run_all(facts, suite.profile)
+    return BoardOutcome(target, suite.profile, facts, results, root_cause(results))
 
 
 @pytest.fixture(scope="session")
@@ -271,12 +337,13 @@ def judge(
             record_property("check", CHECK_TITLES[check])
             record_property("result", result.status)
         request.node.stash[_RESULT] = (board.target, result)
+        message = shown_message(result.message)
         if result.status == FAIL:
-            pytest.fail(result.message, pytrace=False)
+            pytest.fail(message, pytrace=False)
         if result.status == SKIP:
             if suite.strict:
-                pytest.fail(f"Skipped check is a failure under --strict: {result.message}", pytrace=False)
-            pytest.skip(result.message)
+                pytest.fail(f"Skipped check is a failure under --strict: {message}", pytrace=False)
+            pytest.skip(message)
         return result
 
     return _judge
@@ -325,7 +392,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         if skips:
             line += f" ({skips} check(s) skipped{', failures under --strict' if state.strict else ''})"
         if outcome.root_cause:
-            line += f" — root cause: {outcome.root_cause}"
+            line += f" — root cause: {shown_message(outcome.root_cause)}"
         terminalreporter.write_line(line)
     terminalreporter.write_line(
         f"report: {state.artifacts / 'report.md'} and report.html; "
@@ -334,9 +401,24 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Reports for every board given, whatever happened; this hook never raises."""
     state = session.config.stash.get(STATE, None)
-    if state is None or not state.outcomes:
+    if state is None or session.config.option.collectonly:
         return
-    outcomes = list(state.outcomes.values())
-    write_reports(outcomes, state.artifacts)
-    write_baseline(outcomes, state.artifacts / "baseline.json")
+    try:
+        for target in state.targets:
+            if target not in state.outcomes:
+                state.outcomes[target] = failed_outcome(
+                    target,
+                    state,
+                    f"Board {target} was not examined: the session ended first (interrupted, or no "
+                    "test of the suite was selected).",
+                )
+        outcomes = [state.outcomes[t] for t in state.targets]
+        write_reports(outcomes, state.artifacts)
+        write_baseline(outcomes, state.artifacts / "baseline.json")
+    except Exception as exc:  # noqa: BLE001 - a report problem must not hide the verdicts
+        sys.stderr.write(
+            f"npu-accept: the reports could not be written to {state.artifacts} "
+            f"({type(exc).__name__}: {visible(exc)}); the verdicts above stand.\n"
+        )

@@ -20,6 +20,7 @@ from npu_accept.checks.base import CHECK_ORDER, CHECK_TITLES, FAIL, CheckResult
 from npu_accept.checks.performance import latency, model_latencies
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile
+from npu_accept.transport import visible
 
 BASELINE_SCHEMA = "npu-accept-baseline/1"
 
@@ -43,15 +44,31 @@ class BoardOutcome:
         return not any(r.status == FAIL for r in self.results.values())
 
 
+_PROPERTY_CHARS = 300
+_MESSAGE_CHARS = 800
+_MANIFEST_CHARS = 8192
+
+
+def _section(value: Any, key: str) -> dict[str, Any]:
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
 def board_properties(outcome: BoardOutcome) -> dict[str, str]:
-    """JUnit properties of a board: profile, target, SoC revision, driver/runtime versions, manifest."""
-    info = outcome.facts.info or {}
-    soc = info.get("soc") or {}
-    driver = info.get("driver") or {}
-    runtime = info.get("runtime") or {}
-    delegate = info.get("delegate") or {}
+    """JUnit properties of a board: profile, target, SoC revision, driver/runtime versions, manifest.
+
+    Board strings are shown through `visible` (escape sequences made visible, a few hundred
+    characters at most), whatever the board's facts hold."""
+    info = outcome.facts.info if isinstance(outcome.facts.info, dict) else {}
+    soc, driver = _section(info, "soc"), _section(info, "driver")
+    runtime, delegate = _section(info, "runtime"), _section(info, "delegate")
     manifest = info.get("manifest")
-    return {
+    manifest_text = "None"
+    if manifest:
+        manifest_text = json.dumps(manifest, sort_keys=True, separators=(",", ":"), default=str)
+        if len(manifest_text) > _MANIFEST_CHARS:
+            manifest_text = f"(a build manifest of {len(manifest_text)} characters: see npu-info.json)"
+    properties = {
         "board": outcome.profile.name,
         "target": outcome.target,
         "soc": str(soc.get("soc_id")),
@@ -61,8 +78,20 @@ def board_properties(outcome: BoardOutcome) -> dict[str, str]:
         "runtime": f"{runtime.get('name')} {runtime.get('version')}" if runtime else "-",
         "delegate": str(delegate.get("path")) if delegate else "-",
         "tool_version": str(info.get("tool_version")),
-        "manifest": json.dumps(manifest, sort_keys=True, separators=(",", ":")) if manifest else "None",
     }
+    shown = {key: visible(value, _PROPERTY_CHARS) for key, value in properties.items()}
+    return {**shown, "manifest": visible(manifest_text, _MANIFEST_CHARS + 100)}
+
+
+def shown_message(text: str | None) -> str:
+    """A check's or a root cause's sentence as the terminal, JUnit and the reports show it."""
+    return visible(text or "", _MESSAGE_CHARS)
+
+
+def markdown_text(text: object) -> str:
+    """Text for a report.md table cell or line: no raw HTML, no table breaks."""
+    shown = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return shown.replace("|", "\\|")
 
 
 def lava_line(check: str, target: str, fleet: bool, status: str) -> str:
@@ -232,13 +261,13 @@ def _context(outcomes: list[BoardOutcome]) -> dict[str, Any]:
                 "target": outcome.target,
                 "profile": outcome.profile.name,
                 "accepted": outcome.accepted,
-                "root_cause": outcome.root_cause,
+                "root_cause": shown_message(outcome.root_cause) if outcome.root_cause else None,
                 "properties": board_properties(outcome),
                 "checks": [
                     {
                         "title": CHECK_TITLES[c],
                         "status": outcome.results[c].status,
-                        "message": outcome.results[c].message,
+                        "message": shown_message(outcome.results[c].message),
                     }
                     for c in CHECK_ORDER
                     if c in outcome.results
@@ -257,13 +286,15 @@ def _context(outcomes: list[BoardOutcome]) -> dict[str, Any]:
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("npu_accept", "templates"),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    environment.filters["md"] = markdown_text
+    return environment
 
 
 def render_markdown(outcomes: list[BoardOutcome]) -> str:
@@ -286,8 +317,10 @@ def write_reports(outcomes: list[BoardOutcome], directory: Path) -> list[Path]:
         o.target: {
             "profile": o.profile.name,
             "accepted": o.accepted,
-            "root_cause": o.root_cause,
-            "checks": {c: {"status": r.status, "message": r.message} for c, r in o.results.items()},
+            "root_cause": shown_message(o.root_cause) if o.root_cause else None,
+            "checks": {
+                c: {"status": r.status, "message": shown_message(r.message)} for c, r in o.results.items()
+            },
         }
         for o in outcomes
     }

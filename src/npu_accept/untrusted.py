@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import posixpath
 import re
 from functools import cache
 from importlib import resources
@@ -113,10 +114,20 @@ def _check_run(report: dict[str, Any], what: str) -> None:
             )
 
 
-def output_name(name: str, what: str) -> str:
-    """An output file name the board chose, accepted only as a plain ``*.npy`` name."""
-    if not _OUTPUT_NAME.fullmatch(name):
+def output_name(name: str, directory: str, what: str) -> str:
+    """The plain ``*.npy`` name of an output file the board reported, given as a name or as a path
+    in the run's output ``directory``; anything else (another directory, ``..``) is refused."""
+    if "/" in name:
+        head, _, base = name.rpartition("/")
+        if posixpath.normpath(head) != posixpath.normpath(directory):
+            base = ""
+        name_ok = bool(base) and _OUTPUT_NAME.fullmatch(base) is not None
+    else:
+        base = name
+        name_ok = _OUTPUT_NAME.fullmatch(name) is not None
+    if not name_ok:
         raise BoardDataError(
-            f"{what} named an output file {visible(name, 80)!r}, which is not a plain .npy file name"
+            f"{what} named an output file {visible(name, 80)!r} that is not a plain .npy file in its "
+            "output directory"
         )
-    return name
+    return base
