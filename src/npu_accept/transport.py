@@ -87,7 +87,9 @@ _SEND_CHUNK = 1 << 18
 DEFAULT_MAX_OUTPUT = 8 << 20  # bytes kept per stream of one command
 DEFAULT_FLOOD_LIMIT = 64 << 20  # bytes of output after which a command is killed
 DEFAULT_PROGRESS_TIMEOUT = 30.0  # seconds a transfer may go without moving a byte
-_TRANSFER_WINDOW = 16 << 20  # channel window of transfers: fewer window updates, faster on slow links
+# Channel window: how much a board may send before we acknowledge. paramiko's 2 MiB caps a
+# download at 2 MiB per round trip (50 MiB/s over 40 ms); what arrives is drained at once anyway.
+_WINDOW = 8 << 20
 # AES-GCM does cipher and MAC in one OpenSSL call: ~2x the throughput of paramiko's default
 # aes128-ctr + hmac-sha2-256 at lower CPU (benchmarks/bench_transport.py).
 _FAST_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
@@ -418,43 +420,74 @@ class _Exchange:
     flooded: bool = False
 
 
-class _Watchdog:
-    """Closes a transport whose channel request got no answer by its deadline.
+class _Helper:
+    """A connection's two helper threads, started on first use.
 
-    paramiko's ``exec_command`` waits for the server's reply without a timeout; a board whose
-    kernel hangs keeps the TCP connection and would hold the caller for the TCP retransmission
-    timeout (~15 min). One thread per connection, started on first use, checks twice a second.
+    The opener keeps one session channel opened ahead, so that a command costs one round trip
+    (the exec request) instead of two (open, then exec): on a 40 ms link that is 40 ms per
+    command. The watchdog closes a transport whose exec request got no answer by its deadline:
+    paramiko's ``exec_command`` waits for the reply without a timeout, and a board whose kernel
+    hangs keeps the TCP connection, which would hold the caller for the TCP retransmission
+    timeout (~15 min). They are separate threads so that an open the board never answers cannot
+    hold the watchdog.
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
         self._armed: dict[int, tuple[float, paramiko.Transport]] = {}
         self._fired: set[int] = set()
         self._next = 0
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._stopped = False
+        self._spares_wanted = True
+        self._spare: tuple[paramiko.Transport, paramiko.Channel] | None = None
+        self._want: paramiko.Transport | None = None
+
+    def _start(self) -> None:
+        if not self._threads and not self._stopped:
+            for name, loop in (("npu-accept-opener", self._opener), ("npu-accept-watchdog", self._watchdog)):
+                thread = threading.Thread(target=loop, name=name, daemon=True)
+                thread.start()
+                self._threads.append(thread)
+
+    def take(self, transport: paramiko.Transport) -> paramiko.Channel | None:
+        """The channel opened ahead on ``transport`` (or None), and ask for the next one."""
+        with self._cond:
+            spare, self._spare = self._spare, None
+            if self._spares_wanted:
+                self._want = transport
+                self._start()
+                self._cond.notify_all()
+        if spare is None:
+            return None
+        if spare[0] is transport and spare[1].active and not spare[1].closed:
+            return spare[1]
+        with contextlib.suppress(Exception):
+            spare[1].close()
+        return None
 
     def arm(self, seconds: float, transport: paramiko.Transport) -> int:
-        with self._lock:
+        with self._cond:
             self._next += 1
             self._armed[self._next] = (time.monotonic() + seconds, transport)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="npu-accept-watchdog", daemon=True)
-                self._thread.start()
+            self._start()
             return self._next
 
     def disarm(self, token: int) -> bool:
         """Whether the deadline passed and the transport was closed."""
-        with self._lock:
+        with self._cond:
             self._armed.pop(token, None)
             fired = token in self._fired
             self._fired.discard(token)
             return fired
 
-    def _loop(self) -> None:
-        while not self._stop.wait(0.5):
-            now = time.monotonic()
-            with self._lock:
+    def _watchdog(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait(0.5)
+                if self._stopped:
+                    return
+                now = time.monotonic()
                 due = [(t, tr) for t, (deadline, tr) in self._armed.items() if deadline <= now]
                 for token, _ in due:
                     self._armed.pop(token)
@@ -463,8 +496,36 @@ class _Watchdog:
                 with contextlib.suppress(Exception):
                     transport.close()
 
+    def _opener(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopped and (self._want is None or self._spare is not None):
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                want, self._want = self._want, None
+            try:
+                chan = want.open_session(window_size=_WINDOW, timeout=10.0)
+            except Exception:  # noqa: BLE001 - no spare: the next command opens its own channel
+                continue
+            with self._cond:
+                if self._spare is None and not self._stopped:
+                    self._spare = (want, chan)
+                    continue
+            chan.close()
+
+    def no_more_spares(self) -> None:
+        with self._cond:
+            self._spares_wanted = False
+
     def stop(self) -> None:
-        self._stop.set()
+        with self._cond:
+            self._stopped = True
+            spare, self._spare = self._spare, None
+            self._cond.notify_all()
+        if spare is not None:
+            with contextlib.suppress(Exception):
+                spare[1].close()
 
 
 @dataclass
@@ -476,7 +537,7 @@ class Connection:
     _client: paramiko.SSHClient
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _temp_dirs: list[str] = field(default_factory=list)
-    _watchdog: _Watchdog = field(default_factory=_Watchdog)
+    _helper: _Helper = field(default_factory=_Helper)
 
     @classmethod
     def open(
@@ -577,23 +638,24 @@ class Connection:
         """Open a session channel and start ``cmd``; both waits are bounded."""
         transport = self._transport()
         wait = max(min(timeout, self._settings.connect_timeout), 1.0)
-        window = _TRANSFER_WINDOW if exchange.progress_timeout is not None else None
-        try:
-            chan = transport.open_session(window_size=window, timeout=wait)
-        except (paramiko.SSHException, OSError, EOFError) as e:
-            raise self._lost(shown, e) from None
-        token = self._watchdog.arm(wait, transport)
+        chan = self._helper.take(transport)
+        if chan is None:
+            try:
+                chan = transport.open_session(window_size=_WINDOW, timeout=wait)
+            except (paramiko.SSHException, OSError, EOFError) as e:
+                raise self._lost(shown, e) from None
+        token = self._helper.arm(wait, transport)
         try:
             chan.exec_command(cmd)
         except (paramiko.SSHException, OSError, EOFError) as e:
             chan.close()
-            if self._watchdog.disarm(token):
+            if self._helper.disarm(token):
                 raise ConnectionLost(
                     f"{self.target} accepted the connection but did not start {shown!r} within "
                     f"{wait:g} s, so the connection was closed; check that the board is not hung."
                 ) from None
             raise self._lost(shown, e) from None
-        self._watchdog.disarm(token)
+        self._helper.disarm(token)
         return chan
 
     def _unfinished(self, shown: str, timeout: float, exchange: _Exchange) -> TransportError:
@@ -846,10 +908,11 @@ class Connection:
 
     def close(self) -> None:
         """Remove the temp dirs made on the board, then close the connection."""
+        self._helper.no_more_spares()
         self._remove_temp_dirs()
+        self._helper.stop()
         with self._lock:
             self._drop()
-        self._watchdog.stop()
 
 
 def _feed(chan: paramiko.Channel, exchange: _Exchange) -> None:
