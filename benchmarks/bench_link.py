@@ -27,9 +27,10 @@ TESTS = BENCH.parent / "tests"
 sys.path[:0] = [str(TESTS), str(TESTS.parent / "src"), str(BENCH)]
 
 from delay_proxy import DelayProxy  # noqa: E402
-from twins.boards import HEALTHY, imx95_spec  # noqa: E402
-from twins.boards_run import SuiteRun, imx95_assets, imx95_twin_profile, run_suite  # noqa: E402
-from twins.harness import Twin, TwinError, start_twin  # noqa: E402
+from twins.boards_run import SuiteRun, run_suite  # noqa: E402
+
+from npu_accept.sim.harness import Twin, TwinError, start_twin  # noqa: E402
+from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile  # noqa: E402
 
 
 def _examined(run: SuiteRun, target: str) -> tuple[float, dict[str, float]]:

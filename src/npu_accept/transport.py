@@ -95,6 +95,8 @@ _WINDOW = 8 << 20
 _FAST_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
 _OWNER_FILE = ".npu-accept-owner"
 _QUOTE_CHARS = 200
+# What paramiko raises when the socket under a channel dies (EOFError from its packetizer).
+_LINK_ERRORS = (EOFError, OSError, paramiko.SSHException)
 _MARK_ROOM = 64  # stderr room for the PID mark every command prints first
 
 
@@ -393,6 +395,13 @@ class _Capture:
         return b"".join(self.chunks)
 
 
+class _LocalWriteError(Exception):
+    """Writing a download to the local file failed (kept apart from the link's OSErrors)."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause.strerror or str(cause))
+
+
 @dataclass
 class _FileSink:
     """Writes a stream to a local file."""
@@ -401,7 +410,10 @@ class _FileSink:
     seen: int = 0
 
     def add(self, data: bytes) -> None:
-        self.handle.write(data)
+        try:
+            self.handle.write(data)
+        except OSError as e:
+            raise _LocalWriteError(e) from None
         self.seen += len(data)
 
 
@@ -625,8 +637,11 @@ class Connection:
             if not finished:
                 self._kill_group(exchange.stderr.value())
                 raise self._unfinished(shown, timeout, exchange)
+        except _LINK_ERRORS as e:
+            raise self._lost(shown, e) from None
         finally:
-            chan.close()
+            with contextlib.suppress(*_LINK_ERRORS):
+                chan.close()
         exit_signal = getattr(chan, "npu_exit_signal", None)
         if exit_signal is not None:
             return _exit_code_of_signal(exit_signal), exit_signal
@@ -814,10 +829,11 @@ class Connection:
             with partial.open("wb") as handle:
                 exchange = _Exchange(_FileSink(handle), _Capture(1 << 16), None, limit, progress_timeout)
                 code = self._transfer(f"exec cat -- {shlex.quote(remote)}", exchange, None, what)
-        except OSError as e:
+        except (OSError, _LocalWriteError) as e:
             partial.unlink(missing_ok=True)
             raise TransferError(
-                f"Cannot {what} ({e.strerror or e}); check that the local directory is writable."
+                f"Cannot {what} ({getattr(e, 'strerror', None) or e}); check that the local directory "
+                "is writable."
             ) from None
         except TransportError as e:
             partial.unlink(missing_ok=True)

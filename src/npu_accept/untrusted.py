@@ -15,11 +15,11 @@ import math
 import posixpath
 import re
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import jsonschema
 
+from npu_accept.paths import schemas_dir
 from npu_accept.transport import visible
 
 MAX_JSON_BYTES = 1 << 20  # npu-info and npu-run print a few KiB
@@ -80,7 +80,7 @@ def _check_extent(value: Any, what: str) -> None:
 
 @cache
 def _validator(schema: str) -> jsonschema.Draft202012Validator:
-    text = resources.files("npu_accept").joinpath(f"schemas/{schema}.schema.json").read_text()
+    text = (schemas_dir() / f"{schema}.schema.json").read_text(encoding="utf-8")
     return jsonschema.Draft202012Validator(json.loads(text))
 
 
