@@ -116,11 +116,13 @@ def test_unrelated_text_gives_nothing() -> None:
 
 
 def test_board_parser_reads_a_vendor_line_without_partitions_like_the_host() -> None:
-    """SimpleDelegate builds that end the line after "nodes" are read on the board too (the two
-    parsers disagreed), and both read the delegate's version line with the same expression."""
+    """Host and board share one delegation-line parser (npu_target.delegate_log): a SimpleDelegate
+    line that ends after "nodes" and the delegate's version line read the same on both sides."""
     from npu_target import delegate_log
     from npu_tools import TOOLS_DIR  # noqa: F401 (puts the on-target package on sys.path)
 
+    assert logparse.VENDOR_LINE is delegate_log.VENDOR_LINE  # one parser, not two copies
+    assert logparse.DELEGATE_VERSION is delegate_log.DELEGATE_VERSION
     line = "INFO: NeutronDelegate delegate: 3 nodes delegated out of 7 nodes"
     (board,) = delegate_log.delegation_lines(line)
     (host,) = logparse.parse_delegations(line)

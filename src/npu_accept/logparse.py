@@ -1,37 +1,49 @@
 # SPDX-License-Identifier: MIT
-"""Parsers for the logs users paste and boards print: label_image runs (also verbose -v 1 dumps),
-neutron-converter --dump-statistics, and TFLite / vendor delegation lines.
+"""Parsers for the logs users paste and boards print: label_image runs (also verbose -v 1 dumps)
+and neutron-converter --dump-statistics.
 
-Wording, from the sources themselves:
-- TFLite SimpleDelegate (tflite/delegates/utils/simple_delegate.cc, INFO level, printed by default),
-  which NXP's NeutronDelegate uses (nxp-imx/tflite-neutron-delegate neutron_delegate.cc):
-  "%s delegate: %d nodes delegated out of %d nodes with %d partitions."; seed 000, i.MX95:
-  "NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1 partitions."
-  "Neutron delegate version: v1.0.0-f24d08e5, zerocp enabled."
-- TFLite, google-ai-edge/LiteRT tflite/core/subgraph.cc (since 7d88950ea, 2024-11-22; VERBOSE level,
-  so silent by default outside Android): "Replacing %d out of %d node(s) with delegate (%s) node,
-  yielding %zu partitions for subgraph %d (%s)."
-- TFLite before that (tensorflow/lite/core/subgraph.cc): "Replacing %d node(s) with delegate (%s)
-  node, yielding %zu partitions."
-- TFLite XNNPACK: "Created TensorFlow Lite XNNPACK delegate for CPU."
+The delegation lines ("NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1
+partitions.", "Replacing N node(s) with delegate (X) node, …", the delegate's version line) have
+one parser, shared with the board: npu_target.delegate_log (the on-target tools' package, installed
+with this one), whose docstring cites the wordings' sources.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import re
+import sys
 from dataclasses import dataclass, field
+from types import ModuleType
 
-VENDOR_LINE = re.compile(
-    r"(?P<name>\w+) delegate: (?P<delegated>\d+) nodes delegated out of (?P<total>\d+) nodes"
-    r"(?: with (?P<partitions>\d+) partitions)?"
-)
-TFLITE_LINE = re.compile(
-    r"Replacing (?P<delegated>\d+)(?: out of (?P<total>\d+))? node\(s\) with delegate "
-    r"\((?P<name>[^)]*)\) node, yielding (?P<partitions>\d+) partitions"
-    r"(?: for subgraph (?P<subgraph>\d+))?"
-)
-XNNPACK_CREATED = re.compile(r"Created TensorFlow Lite XNNPACK delegate for CPU")
-DELEGATE_VERSION = re.compile(r"(?P<name>\w+) delegate version:\s*(?P<version>[^\s,]+)")
+
+def _board_parser() -> ModuleType:
+    """npu_target.delegate_log as installed with this package; run from a checkout with only src/
+    on the path, the same file from the npu-tools recipe (it needs nothing but the standard library)."""
+    try:
+        return importlib.import_module("npu_target.delegate_log")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("npu_target", "npu_target.delegate_log"):
+            raise
+    from npu_accept.paths import target_tools
+
+    name = "npu_target_delegate_log"
+    spec = importlib.util.spec_from_file_location(name, target_tools().package / "delegate_log.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is created
+    spec.loader.exec_module(module)
+    return module
+
+
+_BOARD = _board_parser()
+DELEGATE_VERSION = _BOARD.DELEGATE_VERSION
+TFLITE_LINE = _BOARD.TFLITE_LINE
+VENDOR_LINE = _BOARD.VENDOR_LINE
+XNNPACK_CREATED = _BOARD.XNNPACK_CREATED
+Delegation = _BOARD.Delegation
+
 LOADED_MODEL = re.compile(r"INFO: Loaded model (?P<model>\S+)")
 AVERAGE_TIME = re.compile(r"INFO: average time: (?P<ms>[0-9.]+) ms")
 TENSOR_DUMP = re.compile(
@@ -57,18 +69,6 @@ COUNT_INFO = re.compile(
     r"number of outputs): (?P<value>\d+)"
 )
 NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?|-?nan|-?inf")
-
-
-@dataclass
-class Delegation:
-    """One delegation line: who took how many nodes of how many, in how many partitions."""
-
-    text: str
-    source: str  # "vendor" or "tflite"
-    name: str
-    delegated: int
-    total: int | None
-    partitions: int | None
 
 
 @dataclass
@@ -116,36 +116,8 @@ class LabelImageLog:
 
 
 def parse_delegations(text: str) -> list[Delegation]:
-    found = []
-    for line in text.splitlines():
-        vendor = VENDOR_LINE.search(line)
-        if vendor:
-            partitions = vendor.group("partitions")
-            found.append(
-                Delegation(
-                    line.strip(),
-                    "vendor",
-                    vendor.group("name"),
-                    int(vendor.group("delegated")),
-                    int(vendor.group("total")),
-                    int(partitions) if partitions else None,
-                )
-            )
-            continue
-        tflite = TFLITE_LINE.search(line)
-        if tflite:
-            total = tflite.group("total")
-            found.append(
-                Delegation(
-                    line.strip(),
-                    "tflite",
-                    tflite.group("name"),
-                    int(tflite.group("delegated")),
-                    int(total) if total else None,
-                    int(tflite.group("partitions")),
-                )
-            )
-    return found
+    """Every delegation line of TEXT (the board's parser, npu_target.delegate_log)."""
+    return _BOARD.delegation_lines(text)
 
 
 def _int_list(text: str) -> list[int]:
