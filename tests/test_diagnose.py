@@ -220,3 +220,10 @@ def test_entry_point_is_declared() -> None:
     text = (ROOT / "pyproject.toml").read_text()
     assert 'npu-diagnose = "npu_accept.diagnose.cli:main"' in text
     assert sys.executable
+
+
+def test_documented_example_is_the_real_output() -> None:
+    doc = (ROOT / "docs" / "npu-diagnose.md").read_text()
+    command = "$ npu-diagnose tests/fixtures/imx95-a0-field-report/field-report.txt\n"
+    shown = doc.split(command, 1)[1].split("\n$ echo $?", 1)[0]
+    assert diagnose(FIELD_REPORT).stdout.rstrip() == shown.rstrip()
