@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from npu_accept.flash import cli
 from npu_accept.flash.cli import run
 from npu_accept.flash.device import SystemView
 from npu_accept.paths import packaged_profiles_dir
@@ -435,6 +436,65 @@ def test_busy_device_is_refused(tmp_path: Path, loop_device: Path) -> None:
         assert_one_sentence(code, err, "is busy")
     finally:
         os.close(holder)
+
+
+def test_device_open_in_another_process_is_refused(tmp_path: Path, loop_device: Path) -> None:
+    """A plain open (no O_EXCL, no mount) is invisible to the busy check: /proc/*/fd shows it."""
+    image = disk_image(tmp_path / "img.wic")
+    profile = board_profile("generic-cpu", tmp_path)
+    with loop_device.open("rb") as card:
+        holder = subprocess.Popen(["sleep", "60"], stdin=card)
+    try:
+        code, _, err = flash(
+            ["--board", str(profile), "--image", str(image), "--device", str(loop_device), "--dry-run"],
+            fake_sysfs(tmp_path, loop_device),
+        )
+        assert_one_sentence(code, err, f"is open in sleep (PID {holder.pid})", "fuser -v")
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize("taker", ["open", "mount"])
+def test_device_taken_while_the_image_is_hashed_is_refused_before_writing(
+    tmp_path: Path, loop_device: Path, monkeypatch: pytest.MonkeyPatch, taker: str
+) -> None:
+    image = disk_image(tmp_path / "img.wic")
+    profile = board_profile("generic-cpu", tmp_path)
+    if taker == "mount":
+        subprocess.run(["mkfs.ext4", "-q", "-F", str(loop_device)], check=True)
+    before = hashlib.sha256(loop_device.read_bytes()).hexdigest()
+    mountpoint = tmp_path / "mnt"
+    mountpoint.mkdir()
+    holders: list[subprocess.Popen[bytes]] = []
+    real_verify = cli.verify_image
+
+    def verify_then_take(path: Path, stream: io.TextIOBase) -> None:
+        real_verify(path, stream)  # the minutes of hashing, during which the card is taken
+        if taker == "open":
+            with loop_device.open("rb") as card:
+                holders.append(subprocess.Popen(["sleep", "60"], stdin=card))
+        else:
+            subprocess.run(["mount", str(loop_device), str(mountpoint)], check=True)
+
+    monkeypatch.setattr(cli, "verify_image", verify_then_take)
+    try:
+        code, _, err = flash(
+            ["--board", str(profile), "--image", str(image), "--device", str(loop_device)],
+            fake_sysfs(tmp_path, loop_device),
+        )
+        assert_one_sentence(code, err, "is open in sleep" if taker == "open" else "is mounted")
+        assert "bmaptool" not in err  # nothing was run, let alone written
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
+        subprocess.run(["umount", str(mountpoint)], check=False, capture_output=True)
+    if taker == "open":
+        assert hashlib.sha256(loop_device.read_bytes()).hexdigest() == before
+    else:  # mounting wrote the superblock itself; the image's data must not be there
+        region = slice(1 << 20, (1 << 20) + 70000)
+        assert loop_device.read_bytes()[region] != image.read_bytes()[region]
 
 
 def test_partition_and_non_block_device_are_refused(tmp_path: Path, loop_device: Path) -> None:

@@ -16,7 +16,7 @@ from typing import TextIO
 from npu_accept.flash import bmaptool, rkdeveloptool, uuu
 from npu_accept.flash.board_info import revision_over_ssh
 from npu_accept.flash.checksum import verify_image
-from npu_accept.flash.device import SystemView
+from npu_accept.flash.device import SystemView, check_device
 from npu_accept.flash.errors import FlashError
 from npu_accept.flash.image import inspect_image
 from npu_accept.flash.plan import Plan, require_tool
@@ -99,6 +99,10 @@ def execute(spec: FlashSpec, request: FlashRequest, plan: Plan, stream: TextIO) 
         module.preflight()
     for note in plan.notes:
         stream.write(f"note: {note}\n")
+    if spec.method == "bmaptool" and request.device is not None:
+        # Again, right before writing: hashing the image took minutes in which a desktop's
+        # automounter or another program may have taken the card.
+        check_device(request.device, request.system, request.force)
     plan.run(stream)
     if spec.method == "bmaptool" and request.device is not None:
         bmap = bmaptool.find_bmap(request.image)

@@ -24,6 +24,7 @@ class SystemView:
     mounts: Path = Path("/proc/self/mounts")
     swaps: Path = Path("/proc/swaps")
     system_paths: tuple[Path, ...] = (Path("/"), Path("/boot"), Path("/boot/efi"))
+    proc: Path = Path("/proc")
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,9 @@ def _rdev(path: str) -> tuple[int, int] | None:
 
 
 def check_device(device: Path, view: SystemView | None = None, force: Path | None = None) -> BlockDevice:
-    """Refuse a disk that holds the running system, is mounted or busy, or is not removable.
+    """Refuse a disk that holds the running system, is mounted, busy or open in another process,
+    or is not removable. npu-flash calls it before hashing the image and again right before
+    writing (hashing can take minutes, in which a desktop may have mounted the card).
 
     `force` must name the same disk again; it only lifts the "not removable" refusal — a
     mounted disk is unmounted in one command, and the disk the host runs from is never a target.
@@ -192,6 +195,7 @@ def check_device(device: Path, view: SystemView | None = None, force: Path | Non
     if holders is not None and holders.is_dir() and any(holders.iterdir()):
         users = ", ".join(sorted(h.name for h in holders.iterdir()))
         raise FlashError(f"{device} is held by {users} (device-mapper, RAID or LVM); release it first.")
+    _require_no_open_file(device, disk, view)
     _require_exclusive(device)
 
     if disk.removable is not True and force is None:
@@ -205,6 +209,45 @@ def check_device(device: Path, view: SystemView | None = None, force: Path | Non
             f"card, name it twice: --device {device} --force {device}."
         )
     return disk
+
+
+def processes_holding(disk: BlockDevice, view: SystemView) -> list[tuple[int, str]]:
+    """(PID, command name) of every other process with the disk or one of its partitions open,
+    found as `fuser` finds them: through each process's /proc/PID/fd links.
+
+    O_EXCL only sees claims (mounts, holders, O_EXCL opens); a dd, a udisks helper or a shell
+    redirection that opened the card plainly would go on writing beside us. Processes whose fd
+    directory cannot be read (another user's, without root) are not seen.
+    """
+    mine = disk.devnos
+    found = []
+    for entry in sorted(view.proc.iterdir(), key=lambda p: p.name):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            links = list((entry / "fd").iterdir())
+        except OSError:
+            continue
+        for link in links:
+            try:
+                st = os.stat(link)
+            except OSError:
+                continue
+            if stat.S_ISBLK(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) in mine:
+                found.append((int(entry.name), _read(entry / "comm") or "?"))
+                break
+    return found
+
+
+def _require_no_open_file(device: Path, disk: BlockDevice, view: SystemView) -> None:
+    holders = processes_holding(disk, view)
+    if holders:
+        names = ", ".join(f"{comm} (PID {pid})" for pid, comm in holders[:5])
+        more = f" and {len(holders) - 5} more" if len(holders) > 5 else ""
+        raise FlashError(
+            f"{device} is open in {names}{more}; close those programs (`fuser -v {device}` lists "
+            "them), then try again."
+        )
 
 
 def _require_exclusive(device: Path) -> None:
