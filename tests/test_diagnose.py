@@ -83,6 +83,11 @@ CASES = [
     ("rknn-toolkit-runtime", ["rknn-toolkit-runtime.fires.log"], ["rknn-runtime.near-miss.log"]),
     ("rknn-server-down", ["rknn-server-down.fires.json"], ["rknn-server-running.near-miss.json"]),
     ("rknn-server-version", ["rknn-server-version.fires.txt"], ["rknn-server-version.near-miss.txt"]),
+    (
+        "rknn-server-version",
+        ["rknn-server-start.fires.log", "rknn-runtime.near-miss.log"],
+        ["rknn-runtime.near-miss.log"],
+    ),
     ("cvimodel-chip", ["cvimodel-chip.fires.log"], ["cvi-model-runner.near-miss.log"]),
     ("cvi-ion-alloc", ["cvi-ion-alloc.fires.log"], ["cvi-model-runner.near-miss.log"]),
 ]

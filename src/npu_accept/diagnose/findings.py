@@ -37,7 +37,7 @@ LATENCY = re.compile(r"Latency per inference:\s*(?P<v>-?[\d.]+|-?nan)", re.IGNOR
 INVOKE_ERROR = re.compile(r"Failed to invoke|failed to invoke|Node number \d+ \(\S+\) failed to invoke")
 RKNN_MODEL_VERSION = re.compile(r"Invalid RKNN model version (?P<v>\d+)")
 RKNN_RUNTIME = re.compile(r"librknnrt version: (?P<v>\d+(?:\.\d+)+)")
-RKNN_SERVER = re.compile(r"rknn_server version: (?P<v>\d+(?:\.\d+)+)")
+RKNN_SERVER = re.compile(r"(?:rknn_server version: |start rknn server, version:\s*)(?P<v>\d+(?:\.\d+)+)")
 RKNN_MODEL_INFO = re.compile(
     r"RKNN Model Information, version: (?P<format>\d+), toolkit version: (?P<v>\d+(?:\.\d+)+)"
 )

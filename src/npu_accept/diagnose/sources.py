@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from npu_accept import npyio
+
 MAX_INPUT_BYTES = 64 << 20
 QUOTE_CHARS = 160
 NPY_MAGIC = b"\x93NUMPY"
@@ -180,11 +182,10 @@ def recognise(name: str, raw: bytes) -> Document:
 
 
 def _npy(name: str, raw: bytes) -> Document:
-    import io
-
+    """A .npy read through the checked loader (dtype allowlist, declared size = data, no pickle)."""
     try:
-        array = np.load(io.BytesIO(raw), allow_pickle=False)
-    except (ValueError, OSError, EOFError):
+        array = npyio.load_bytes(raw, name)
+    except npyio.NpyError:
         return Document(name, data=raw)
     return Document(name, data=raw, array=array, kinds=["npy"])
 
