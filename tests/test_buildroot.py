@@ -1,22 +1,30 @@
 # SPDX-License-Identifier: MIT
-"""The CV18xx BR2_EXTERNAL tree (buildroot/) and scripts/br-check-package, which checks it.
+"""The BR2_EXTERNAL tree (buildroot/: CV18xx, Rockchip RKNPU and Rocket) and scripts/br-check-package.
 
 br-check-package re-implements Buildroot's check-package rules (Buildroot is not in CI); every
 rule the tree relies on is shown to fire on a broken copy of the tree and to stay quiet on the
-real one. The pins of the Buildroot packages are the same commits as the Yocto recipes'.
+real one. The pins of the Buildroot packages are the same commits as the Yocto recipes', and the
+files both build systems use (kernel fragments, SRAM trees, the version check, the systemd unit,
+the demo patches) are the layer's own. Recipes and the make-time checks of external.mk run in
+real make; the SRAM board tree is compiled with cpp and dtc as the kernel does; the rknn_server
+init script runs under a real start-stop-daemon.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_rockchip import SOCS, Soc, check_npu_sram, make_kernel_tree, tool
 
 ROOT = Path(__file__).resolve().parents[1]
 TREE = ROOT / "buildroot"
@@ -380,3 +388,383 @@ def test_missing_path_is_one_sentence() -> None:
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "does not exist" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ Rockchip: one source with the layer
+
+LAYER = ROOT / "meta-npu"
+RKNN_INC = LAYER / "recipes-runtime" / "rknpu2" / "rknn-toolkit2.inc"
+BOARD = TREE / "board"
+FRAGMENTS = sorted(BOARD.rglob("*.config"))
+# KERNEL_DEVICETREE of JeffyCN/meta-rockchip walnascar f5acd79b conf/machine/rockchip-<soc>-evb.conf
+BOARD_TREES = {"rk3588": "rk3588-evb1-lp4-v10-linux", "rk3576": "rk3576-evb1-v10-linux"}
+
+
+def fragment_values(path: Path) -> dict[str, str]:
+    values = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"(BR2_\w+)=(.*)$", line)
+        if m:
+            values[m.group(1)] = m.group(2).strip('"')
+    return values
+
+
+def expand(value: str) -> list[Path]:
+    """The paths of this repository a fragment value names (through $(BR2_EXTERNAL_NPU_PATH))."""
+    return [
+        Path(word.replace("$(BR2_EXTERNAL_NPU_PATH)", str(TREE))).resolve()
+        for word in value.split()
+        if word.startswith("$(BR2_EXTERNAL_NPU_PATH)")
+    ]
+
+
+@pytest.mark.parametrize("fragment", FRAGMENTS, ids=lambda p: str(p.relative_to(TREE)))
+def test_fragment_names_its_base_and_only_existing_files(fragment: Path) -> None:
+    text = fragment.read_text()
+    assert re.search(r"^# base defconfig: \S", text, re.M), f"{fragment.name} names no base defconfig"
+    for value in fragment_values(fragment).values():
+        for path in expand(value):
+            assert path.exists(), f"{fragment.relative_to(TREE)} names {path}, which does not exist"
+
+
+def test_base_defconfigs_of_this_tree_exist() -> None:
+    for fragment in FRAGMENTS:
+        m = re.search(r"^# base defconfig: (.+)$", fragment.read_text(), re.M)
+        for name in (w.strip() for w in m.group(1).split(",")):
+            if name.startswith("rockchip_"):
+                assert (TREE / "configs" / name).is_file(), name
+
+
+def test_vendor_route_merges_the_layers_rknpu_fragment() -> None:
+    values = fragment_values(BOARD / "rockchip" / "rknpu.config")
+    (cfg,) = expand(values["BR2_LINUX_KERNEL_CONFIG_FRAGMENT_FILES"])
+    assert cfg == (LAYER / "dynamic-layers/rockchip/recipes-kernel/linux/files/rknpu.cfg").resolve()
+    assert values["BR2_LINUX_KERNEL_CUSTOM_TARBALL_LOCATION"] in (TREE / "external.mk").read_text()
+    assert "# BR2_DOWNLOAD_FORCE_CHECK_HASHES is not set" in (BOARD / "rockchip" / "rknpu.config").read_text()
+
+
+def test_mainline_route_keeps_rock5b_fragment_and_adds_the_layers_rocket_fragment() -> None:
+    values = fragment_values(BOARD / "rock5b" / "npu.config")
+    words = values["BR2_LINUX_KERNEL_CONFIG_FRAGMENT_FILES"].split()
+    assert words[0] == "board/radxa/rock5b/linux.fragment"
+    assert expand(words[1]) == [(LAYER / "recipes-kernel/linux/files/rocket.cfg").resolve()]
+    version = values["BR2_LINUX_KERNEL_CUSTOM_VERSION_VALUE"]
+    assert tuple(int(x) for x in version.split(".")[:2]) >= (6, 18)
+    assert f"  linux-{version}.tar.xz" in (BOARD / "rock5b" / "linux.hash").read_text()
+
+
+@pytest.mark.parametrize("soc", SOCS.values(), ids=lambda s: s.name)
+def test_board_fragment_wraps_the_machines_tree_with_the_layers_sram(soc: Soc) -> None:
+    values = fragment_values(BOARD / "rockchip" / f"{soc.name}-evb" / "npu.config")
+    assert values["BR2_NPU_RKNN_SOC"] == soc.name.upper()
+    wrapper, dtsi = expand(values["BR2_LINUX_KERNEL_CUSTOM_DTS_PATH"])
+    assert dtsi == soc.fragment.resolve()
+    assert wrapper.name == f"{BOARD_TREES[soc.name]}.dts" == Path(soc.board_dtb).name.replace(".dtb", ".dts")
+    text = wrapper.read_text()
+    assert f'#include "{soc.board_dtb.replace(".dtb", ".dts")}"' in text
+    assert f'#include "{soc.fragment.name}"' in text
+    base = (TREE / "configs" / f"rockchip_{soc.name}_evb_defconfig").read_text()
+    assert f'BR2_NPU_ROCKCHIP_BOARD="rockchip-{soc.name}-evb"' in base
+
+
+@pytest.mark.parametrize("soc", SOCS.values(), ids=lambda s: s.name)
+def test_installed_board_tree_gives_the_npu_its_sram(soc: Soc, tmp_path: Path) -> None:
+    # Buildroot copies BR2_LINUX_KERNEL_CUSTOM_DTS_PATH into arch/arm64/boot/dts/ and builds the
+    # .dts there; the kernel's dtc_cpp rule adds no -I for it, so the includes must resolve alone.
+    tree, _ = make_kernel_tree(tmp_path, soc)
+    dts_dir = tree / "arch" / "arm64" / "boot" / "dts"
+    values = fragment_values(BOARD / "rockchip" / f"{soc.name}-evb" / "npu.config")
+    for path in expand(values["BR2_LINUX_KERNEL_CUSTOM_DTS_PATH"]):
+        shutil.copy(path, dts_dir)
+    wrapper = dts_dir / f"{BOARD_TREES[soc.name]}.dts"
+    pre, dtb = tmp_path / "board.pre.dts", tmp_path / "board.dtb"
+    cpp = [tool("cpp"), "-nostdinc", "-undef", "-D__DTS__", "-x", "assembler-with-cpp", "-P", "-o", str(pre)]
+    subprocess.run([*cpp, str(wrapper)], check=True)
+    subprocess.run([tool("dtc"), "-I", "dts", "-O", "dtb", "-o", str(dtb), str(pre)], check=True)
+    assert check_npu_sram(dtb, soc).size == soc.expected_bytes
+
+
+def test_rknn_packages_build_the_yocto_pin() -> None:
+    inc = RKNN_INC.read_text()
+    assert re.search(rf'^SRCREV = "{mk_value("librknnrt", "LIBRKNNRT_COMMIT")}"', inc, re.M)
+    assert re.search(rf'^RKNN_SDK_VERSION = "{mk_value("librknnrt", "LIBRKNNRT_VERSION")}"', inc, re.M)
+    for pkg in ("rknn-server", "rknn-mobilenet-demo", "rknn-yolov5-demo"):
+        upper = pkg.replace("-", "_").upper()
+        assert mk_value(pkg, f"{upper}_SOURCE") == "$(LIBRKNNRT_SOURCE)"
+        assert mk_value(pkg, f"{upper}_REDISTRIBUTE") == "NO"
+    license_md5 = re.search(r'LIC_FILES_CHKSUM = "file://LICENSE;md5=([0-9a-f]{32})"', inc).group(1)
+    assert license_md5 == "a2399e2538b7ebeac89b5b1cc648459a"
+
+
+def test_systemd_unit_is_the_layers_and_restarts_on_failure() -> None:
+    mk = (TREE / "package" / "rknn-server" / "rknn-server.mk").read_text()
+    assert "$(NPU_LAYER_RKNPU2_FILES)/rknn-server.service" in mk
+    unit = LAYER / "recipes-runtime" / "rknpu2" / "files" / "rknn-server.service"
+    assert re.search(r"^Restart=on-failure$", unit.read_text(), re.M)
+
+
+def test_layer_directories_of_external_mk_exist() -> None:
+    text = (TREE / "external.mk").read_text()
+    for name, rel in re.findall(r"^(NPU_LAYER_\w+) = \$\(NPU_LAYER\)/(\S+)$", text, re.M):
+        assert (LAYER / rel).is_dir(), f"{name}: meta-npu/{rel} does not exist"
+    for pkg, patch in (
+        ("rknn-mobilenet-demo", "rknn_mobilenet_demo"),
+        ("rknn-yolov5-demo", "rknn_yolov5_demo"),
+    ):
+        assert "$(NPU_LAYER_RKNN_DEMOS_FILES)" in (TREE / "package" / pkg / f"{pkg}.mk").read_text()
+        assert list(
+            (LAYER / "dynamic-layers/rockchip/recipes-npu/rknn-demos/files").glob(f"0001-{patch}-*.patch")
+        )
+
+
+def test_licence_opt_in_is_only_in_its_own_fragment() -> None:
+    setters = [f for f in FRAGMENTS if "BR2_NPU_ACCEPT_ROCKCHIP_RKNN_LICENSE=y" in f.read_text()]
+    assert setters == [BOARD / "rockchip" / "accept-rknn-license.config"]
+    for defconfig in (TREE / "configs").iterdir():
+        assert "ACCEPT" not in defconfig.read_text()
+    assert "THIS IS A LEGAL ACT" in setters[0].read_text()
+
+
+# ------------------------------------------------------------------ recipes and make-time checks in real make
+
+# Buildroot's helpers that external.mk and the recipes use, with Buildroot's meaning.
+BR_HELPERS = """
+qstrip = $(strip $(subst ",,$(1)))
+UPPERCASE = $(shell printf '%s' '$(1)' | tr 'a-z' 'A-Z')
+define sep
+
+
+endef
+"""
+TARBALL = re.search(r"^NPU_RK_BSP_KERNEL_TARBALL = (\S+)$", (TREE / "external.mk").read_text(), re.M).group(1)
+VENDOR_OK = {
+    "BR2_NPU_RKNPU_BSP_KERNEL": "y",
+    "BR2_NPU_ROCKCHIP_BOARD": '"rockchip-rk3588-evb"',
+    "BR2_NPU_RKNN_SOC": '"RK3588"',
+    "BR2_LINUX_KERNEL": "y",
+    "BR2_LINUX_KERNEL_CUSTOM_TARBALL": "y",
+    "BR2_LINUX_KERNEL_CUSTOM_TARBALL_LOCATION": f'"{TARBALL}"',
+    "BR2_PACKAGE_LIBRKNNRT": "y",
+    "BR2_NPU_ACCEPT_ROCKCHIP_RKNN_LICENSE": "y",
+    "BR2_aarch64": "y",
+}
+ROCKET_OK = {
+    "BR2_NPU_ROCKET": "y",
+    "BR2_aarch64": "y",
+    "BR2_LINUX_KERNEL": "y",
+    "BR2_LINUX_KERNEL_CUSTOM_VERSION": "y",
+    "LINUX_VERSION": "6.18.39",
+    "BR2_PACKAGE_MESA3D_TEFLON": "y",
+}
+
+
+def make_external(
+    tmp: Path, values: dict[str, str], body: str = "all: ; @echo ok\n"
+) -> subprocess.CompletedProcess[str]:
+    """Real make over external.mk with Buildroot's variables for a configuration (BR_BUILDING=y)."""
+    defaults = {"BR2_VERSION": "2025.02.16", "BR_BUILDING": "y", "PYTHON3_VERSION_MAJOR": "3.12"}
+    settings = "".join(f"{k} = {v}\n" for k, v in {**defaults, **values}.items())
+    makefile = tmp / "Makefile"
+    makefile.write_text(
+        f"BR2_EXTERNAL_NPU_PATH = {TREE}\n{BR_HELPERS}{settings}include {TREE}/external.mk\n{body}"
+    )
+    return subprocess.run(["make", "-f", str(makefile)], capture_output=True, text=True, check=False, cwd=tmp)
+
+
+def stop_sentence(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "***" in line]
+    assert len(lines) == 1, proc.stderr
+    return lines[0].split("*** ", 1)[1]
+
+
+@pytest.mark.parametrize("values", [VENDOR_OK, ROCKET_OK, {}], ids=["vendor", "rocket", "cv18xx"])
+def test_make_time_checks_pass_a_right_configuration(values: dict[str, str], tmp_path: Path) -> None:
+    proc = make_external(tmp_path, values)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+BAD_INPUT = {
+    "vendor fragment on rock5b_defconfig": (
+        {**VENDOR_OK, "BR2_NPU_ROCKCHIP_BOARD": '""'},
+        "needs one of this tree's base defconfigs",
+    ),
+    "licence not accepted": (
+        {**VENDOR_OK, "BR2_NPU_ACCEPT_ROCKCHIP_RKNN_LICENSE": ""},
+        "proprietary licence",
+    ),
+    "board fragment of the other SoC": (
+        {**VENDOR_OK, "BR2_NPU_RKNN_SOC": '"RK3576"'},
+        "board/rockchip/rk3588-evb/npu.config",
+    ),
+    "another kernel on the vendor route": (
+        {**VENDOR_OK, "BR2_LINUX_KERNEL_CUSTOM_TARBALL": "", "LINUX_VERSION": "6.12.4"},
+        "needs Rockchip's BSP kernel",
+    ),
+    "mainline fragment on an EVB defconfig": (
+        {**ROCKET_OK, "BR2_NPU_ROCKCHIP_BOARD": '"rockchip-rk3588-evb"'},
+        "needs a mainline base",
+    ),
+    "mainline fragment without a kernel": (
+        {**ROCKET_OK, "BR2_LINUX_KERNEL": ""},
+        "needs an aarch64 base that builds a kernel",
+    ),
+    "kernel older than 6.18": ({**ROCKET_OK, "LINUX_VERSION": "6.12.4"}, "needs Linux 6.18 or later"),
+    "Buildroot older than 2025.02 for Rockchip": (
+        {**ROCKET_OK, "BR2_VERSION": "2024.11.3"},
+        "need Buildroot 2025.02 or later",
+    ),
+    "Buildroot older than 2024.02": ({"BR2_VERSION": "2023.02.10"}, "needs Buildroot 2024.02 or later"),
+    "LiteRT wheel on another Python": (
+        {"BR2_PACKAGE_PYTHON_AI_EDGE_LITERT": "y", "PYTHON3_VERSION_MAJOR": "3.13"},
+        "installs a CPython 3.12 wheel",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUT))
+def test_bad_input_stops_make_with_one_sentence(case: str, tmp_path: Path) -> None:
+    values, wanted = BAD_INPUT[case]
+    sentence = stop_sentence(make_external(tmp_path, values))
+    assert wanted in sentence, sentence
+    assert sentence.endswith("Stop.") and "Traceback" not in sentence
+
+
+def fake_rknn_sdk(build: Path, runtime: str, server: str) -> None:
+    """The SDK files the recipes install, with the version strings Rockchip's binaries carry."""
+    api = build / "rknpu2" / "runtime" / "Linux" / "librknn_api"
+    (api / "aarch64").mkdir(parents=True)
+    (api / "aarch64" / "librknnrt.so").write_bytes(
+        b"\x7fELF\0" + f"librknnrt version: {runtime} (test)\0".encode()
+    )
+    (api / "include").mkdir()
+    for header in ("rknn_api.h", "rknn_custom_op.h", "rknn_matmul_api.h"):
+        (api / "include" / header).write_text("/* test */\n")
+    bin_dir = build / "rknpu2" / "runtime" / "Linux" / "rknn_server" / "aarch64" / "usr" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "rknn_server").write_bytes(b"\x7fELF\0" + f"rknn_server version: {server} (test)\0".encode())
+    for script in ("start_rknn.sh", "restart_rknn.sh"):
+        (bin_dir / script).write_text("#!/bin/sh\n")
+
+
+RECIPES = """
+INSTALL = install
+STAGING_DIR = {tmp}/staging
+TARGET_DIR = {tmp}/target
+all: {tmp}/build/.stamp_server
+{tmp}/build/.stamp_runtime:
+\t$(LIBRKNNRT_INSTALL_STAGING_CMDS)
+\t$(LIBRKNNRT_INSTALL_TARGET_CMDS)
+{tmp}/build/.stamp_server: {tmp}/build/.stamp_runtime
+\t$(RKNN_SERVER_INSTALL_TARGET_CMDS)
+"""
+
+
+def test_runtime_and_server_of_one_release_are_installed(tmp_path: Path) -> None:
+    fake_rknn_sdk(tmp_path / "build", "2.3.2", "2.3.2")
+    proc = make_external(tmp_path, {"BR_BUILDING": ""}, RECIPES.format(tmp=tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    target = tmp_path / "target"
+    assert (target / "usr" / "lib" / "librknnrt.so").is_file()
+    assert os.access(target / "usr" / "bin" / "rknn_server", os.X_OK)
+    assert (tmp_path / "staging" / "usr" / "include" / "rknn_api.h").is_file()
+
+
+@pytest.mark.parametrize(
+    ("runtime", "server", "name"), [("2.3.2", "2.3.1", "rknn_server"), ("2.3.0", "2.3.2", "librknnrt")]
+)
+def test_runtime_and_server_of_different_releases_stop_the_build(
+    runtime: str, server: str, name: str, tmp_path: Path
+) -> None:
+    fake_rknn_sdk(tmp_path / "build", runtime, server)
+    proc = make_external(tmp_path, {"BR_BUILDING": ""}, RECIPES.format(tmp=tmp_path))
+    assert proc.returncode == 2
+    (sentence,) = [line for line in proc.stderr.splitlines() if line.startswith("rknn-version-check:")]
+    assert f"is {name} {runtime if name == 'librknnrt' else server} but 2.3.2 is expected" in sentence
+    assert not (tmp_path / "target" / "usr" / "bin" / "rknn_server").exists()
+
+
+# ------------------------------------------------------------------ rknn_server under BusyBox/SysV init
+
+
+def pids_of(exe: Path) -> list[int]:
+    """Processes running the program EXE (by /proc/PID/exe)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if Path(os.readlink(proc / "exe")) == exe:
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+def pids_running(script: Path) -> list[int]:
+    """Processes whose command line runs SCRIPT (a shell running it)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if str(script).encode() in (proc / "cmdline").read_bytes().split(b"\0"):
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 8.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def supervision_fault(tmp: Path, loop_body: str) -> str | None:
+    """Start S95rknn_server under start-stop-daemon with LOOP_BODY as the SDK's start_rknn.sh,
+    kill the server, stop the service: the first thing that goes wrong, or None."""
+    tool("start-stop-daemon")
+    bin_dir, run_dir = tmp / "bin", tmp / "run"
+    bin_dir.mkdir()
+    run_dir.mkdir()
+    server = bin_dir / "rknn_server"
+    shutil.copy(shutil.which("sleep"), server)
+    loop = bin_dir / "start_rknn.sh"
+    loop.write_text("#!/bin/sh\n" + loop_body.replace("SERVER", f'"{server}" 600'))
+    loop.chmod(0o755)
+    script = tmp / "S95rknn_server"
+    text = (TREE / "package" / "rknn-server" / "S95rknn_server").read_text()
+    script.write_text(text.replace("/var/run/", f"{run_dir}/").replace("/usr/bin/", f"{bin_dir}/"))
+    try:
+        started = subprocess.run(["sh", str(script), "start"], capture_output=True, text=True, check=False)
+        if started.stdout != "Starting rknn_server: OK\n" or not wait_for(lambda: len(pids_of(server)) == 1):
+            return f"start: {started.stdout!r}, rknn_server not running"
+        first = pids_of(server)[0]
+        os.kill(first, signal.SIGKILL)
+        if not wait_for(lambda: pids_of(server) not in ([], [first])):
+            return "rknn_server was not restarted"
+        stopped = subprocess.run(["sh", str(script), "stop"], capture_output=True, text=True, check=False)
+        if stopped.stdout != "Stopping rknn_server: OK\n" or not wait_for(lambda: not pids_of(server)):
+            return f"stop: {stopped.stdout!r}, rknn_server survived"
+        time.sleep(1.5)
+        if pids_of(server) or (run_dir / "rknn_server.pid").exists():
+            return "the loop survived stop"
+        return None
+    finally:
+        for pid in pids_running(loop) + pids_of(server):
+            os.kill(pid, signal.SIGKILL)
+
+
+# The behaviour of the RKNN SDK's start_rknn.sh: run the server again a second after it exits.
+SDK_LOOP = "while true\ndo\n  sleep 1\n  SERVER\ndone\n"
+
+
+def test_init_script_restarts_rknn_server_and_stops_it(tmp_path: Path) -> None:
+    assert supervision_fault(tmp_path, SDK_LOOP) is None
+
+
+def test_a_start_without_the_loop_is_not_supervised(tmp_path: Path) -> None:
+    assert supervision_fault(tmp_path, "exec SERVER\n") == "rknn_server was not restarted"

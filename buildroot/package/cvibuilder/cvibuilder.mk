@@ -18,9 +18,10 @@ HOST_CVIBUILDER_CONF_OPTS = -DFLATBUFFERS_PATH=$(HOST_DIR)
 # The .hash file holds the hash of the archive Buildroot 2024.02 makes (-br1). Later
 # Buildroot versions (2025.02, which duo-buildroot-sdk-v2 bundles) make a -git4 archive with
 # tar >= 1.35, which could not be reproduced here (host tar 1.34): that archive is exempted
-# from the hash check rather than given an unverified hash.
+# from the hash check rather than given an unverified hash. A host-only package has only
+# HOST_CVIBUILDER_SOURCE (CVIBUILDER_SOURCE stays empty).
 ifeq ($(BR_FMT_VERSION_git),-git4)
-BR_NO_CHECK_HASH_FOR += $(CVIBUILDER_SOURCE)
+BR_NO_CHECK_HASH_FOR += $(HOST_CVIBUILDER_SOURCE)
 endif
 
 $(eval $(host-cmake-package))

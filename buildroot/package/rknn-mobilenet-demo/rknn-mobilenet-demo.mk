@@ -1,0 +1,30 @@
+################################################################################
+#
+# rknn-mobilenet-demo
+#
+################################################################################
+
+RKNN_MOBILENET_DEMO_VERSION = $(LIBRKNNRT_VERSION)
+RKNN_MOBILENET_DEMO_SITE = $(LIBRKNNRT_SITE)
+RKNN_MOBILENET_DEMO_SOURCE = $(LIBRKNNRT_SOURCE)
+RKNN_MOBILENET_DEMO_DL_SUBDIR = $(LIBRKNNRT_DL_SUBDIR)
+RKNN_MOBILENET_DEMO_LICENSE = $(LIBRKNNRT_LICENSE)
+RKNN_MOBILENET_DEMO_LICENSE_FILES = $(LIBRKNNRT_LICENSE_FILES)
+RKNN_MOBILENET_DEMO_REDISTRIBUTE = NO
+# The same archive as librknnrt's: see librknnrt.mk for why its hash is not checked.
+BR_NO_CHECK_HASH_FOR += $(RKNN_MOBILENET_DEMO_SOURCE)
+RKNN_MOBILENET_DEMO_SUBDIR = rknpu2/examples/rknn_mobilenet_demo
+RKNN_MOBILENET_DEMO_DEPENDENCIES = librknnrt opencv4
+RKNN_MOBILENET_DEMO_CONF_OPTS = \
+	-DRKNN_USE_SYSTEM_LIBS=ON \
+	-DTARGET_SOC=$(call qstrip,$(BR2_NPU_RKNN_SOC))
+
+# The patch is meta-npu's Yocto one (build against the sysroot's librknnrt and OpenCV,
+# install with GNUInstallDirs): one file for both build systems.
+define RKNN_MOBILENET_DEMO_APPLY_LAYER_PATCH
+	$(APPLY_PATCHES) $(@D) $(NPU_LAYER_RKNN_DEMOS_FILES) \
+		0001-rknn_mobilenet_demo-\*.patch
+endef
+RKNN_MOBILENET_DEMO_POST_PATCH_HOOKS += RKNN_MOBILENET_DEMO_APPLY_LAYER_PATCH
+
+$(eval $(cmake-package))
