@@ -2,6 +2,7 @@
 NPU_LAYER = $(BR2_EXTERNAL_NPU_PATH)/../meta-npu
 NPU_LAYER_RKNPU2_FILES = $(NPU_LAYER)/recipes-runtime/rknpu2/files
 NPU_LAYER_RKNN_DEMOS_FILES = $(NPU_LAYER)/dynamic-layers/rockchip/recipes-npu/rknn-demos/files
+NPU_LAYER_MEDIAPIPE_RKNN_FILES = $(NPU_LAYER)/recipes-models/npu-model-mediapipe-rknn/files
 
 # Oldest Buildroot each part of this tree is made for: the CV18xx packages 2024.02, the
 # Rockchip ones 2025.02 (CPython 3.12 for the LiteRT wheel, meson >= 1.4 for Mesa 26).

@@ -768,3 +768,119 @@ def test_init_script_restarts_rknn_server_and_stops_it(tmp_path: Path) -> None:
 
 def test_a_start_without_the_loop_is_not_supervised(tmp_path: Path) -> None:
     assert supervision_fault(tmp_path, "exec SERVER\n") == "rknn_server was not restarted"
+
+
+# ------------------------------------------------------------------ what the images give the profiles
+
+MEDIAPIPE_FILES = LAYER / "recipes-models" / "npu-model-mediapipe-rknn" / "files"
+VERIFY = TREE / "package" / "npu-model-mediapipe-rknn" / "verify-rknn-models.py"
+
+
+def mediapipe_build(tmp: Path) -> Path:
+    """The package's build directory after its extract step: the wheel's models, the layer's files."""
+    from models import FACE_DETECTION, FACE_LANDMARK, model_path
+
+    build = tmp / "build"
+    for model in (FACE_DETECTION, FACE_LANDMARK):
+        target = build / model.member
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(model_path(model), target)
+    shutil.copytree(MEDIAPIPE_FILES, build / "rknn")
+    return build
+
+
+def verify(build: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(VERIFY), str(build / "rknn"), str(build)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_model_files_are_verified_against_their_manifest(tmp_path: Path) -> None:
+    build = mediapipe_build(tmp_path)
+    assert verify(build).returncode == 0
+    golden = build / "rknn" / "rk3588" / "face_landmark.out1.npy"
+    golden.write_bytes(golden.read_bytes()[:-1] + b"\0")
+    proc = verify(build)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    assert f"{golden} has sha256" in proc.stderr and "scripts/make-rknn-models --update" in proc.stderr
+    golden.unlink()
+    assert "is missing" in verify(build).stderr
+
+
+INSTALL = """
+INSTALL = install
+NPU_MODEL_MEDIAPIPE_RKNN_PKGDIR = {pkgdir}
+HOST_DIR = {host}
+TARGET_DIR = {tmp}/target
+all: {build}/.stamp
+{build}/.stamp:
+\t$(NPU_MODEL_MEDIAPIPE_RKNN_VERIFY)
+\t$(NPU_MODEL_MEDIAPIPE_RKNN_INSTALL_TARGET_CMDS)
+"""
+
+
+def profile_paths(name: str) -> set[str]:
+    import yaml
+
+    profile = yaml.safe_load((ROOT / "src" / "npu_accept" / "profiles" / f"{name}.yaml").read_text())
+    paths = {m["path"] for m in profile["models"]} | {
+        m["reference"] for m in profile["models"] if m.get("reference")
+    }
+    for role in ("runtime", "daemon", "delegate"):
+        if profile.get(role):
+            paths.add(profile[role]["path"])
+    return paths
+
+
+@pytest.mark.parametrize("board", ["rk3588-evb", "rk3576-evb"])
+def test_vendor_image_installs_what_the_profile_runs(board: str, tmp_path: Path) -> None:
+    build = mediapipe_build(tmp_path)
+    host = tmp_path / "host"
+    (host / "bin").mkdir(parents=True)
+    (host / "bin" / "python3").symlink_to(sys.executable)
+    proc = make_external(
+        tmp_path,
+        {"BR_BUILDING": ""},
+        INSTALL.format(tmp=tmp_path, build=build, host=host, pkgdir=VERIFY.parent),
+    )
+    assert proc.returncode == 0, proc.stderr
+    fake_rknn_sdk(build, "2.3.2", "2.3.2")
+    proc = make_external(
+        tmp_path, {"BR_BUILDING": ""}, RECIPES.format(tmp=build.parent).replace("/build/", "/build/")
+    )
+    assert proc.returncode == 0, proc.stderr
+    target = tmp_path / "target"
+    missing = sorted(p for p in profile_paths(board) if not (target / p.lstrip("/")).is_file())
+    assert not missing, f"the {board} profile needs {missing}, which the Buildroot packages do not install"
+
+
+MAINLINE_INSTALL = """
+INSTALL = install
+TARGET_DIR = {tmp}/target
+all: {tmp}/mesa/.stamp {tmp}/mobilenet/.stamp
+{tmp}/mesa/.stamp:
+\t$(MESA3D_TEFLON_INSTALL_TARGET_CMDS)
+{tmp}/mobilenet/.stamp:
+\t$(NPU_MODEL_MOBILENET_V1_QUANT_INSTALL_TARGET_CMDS)
+"""
+
+
+def test_mainline_image_installs_what_the_profile_runs(tmp_path: Path) -> None:
+    # What Mesa's build (meson's buildroot-build directory) and the model archive leave behind.
+    teflon = tmp_path / "mesa" / "buildroot-build" / "src" / "gallium" / "targets" / "teflon" / "libteflon.so"
+    teflon.parent.mkdir(parents=True)
+    teflon.write_bytes(b"\x7fELF")
+    (tmp_path / "mobilenet").mkdir()
+    (tmp_path / "mobilenet" / "mobilenet_v1_1.0_224_quant.tflite").write_bytes(b"TFL3")
+    proc = make_external(tmp_path, {"BR_BUILDING": ""}, MAINLINE_INSTALL.format(tmp=tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    target = tmp_path / "target"
+    missing = sorted(p for p in profile_paths("rock-5b") if not (target / p.lstrip("/")).is_file())
+    assert not missing, f"the rock-5b profile needs {missing}, which the Buildroot packages do not install"
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == [
+        "usr/lib/libteflon.so",
+        "usr/share/npu-models/mobilenet_v1_1.0_224_quant.tflite",
+    ]
