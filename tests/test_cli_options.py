@@ -223,3 +223,22 @@ def test_same_target_twice():
         USAGE_ERROR,
         "A --target is given twice; name each board once.",
     )
+
+
+def test_unwritable_artifacts_is_a_usage_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    _one_sentence_error(
+        _suite("--target", "root@127.0.0.1", "--board", "imx95-verdin", "--artifacts", str(blocker / "out")),
+        USAGE_ERROR,
+        "cannot be written",
+    )
+
+
+def test_reports_that_cannot_be_written_do_not_crash_the_session(twin_setup, tmp_path):
+    twin, profile, _ = twin_setup
+    artifacts = tmp_path / "run" / "artifacts"
+    (artifacts / "report.md").mkdir(parents=True)  # a directory where the report goes
+    run = run_on_twin(twin, profile, tmp_path / "run")
+    assert run.returncode == 0, run.describe()
+    assert "the reports could not be written to" in run.stderr and "Traceback" not in run.stderr, run.stderr

@@ -188,3 +188,29 @@ def test_artifacts_and_lava_of_a_real_run(seed_run):
     assert (
         "NPU outputs are degenerate and the SoC is i.MX95 A0" in (run.artifacts / "report.html").read_text()
     )
+
+
+def test_properties_and_reports_survive_any_board_facts(tmp_path):
+    outcome = _outcome()
+    outcome.facts.info.update(
+        soc=["i.MX95"],
+        driver="loaded",
+        runtime=7,
+        delegate=None,
+        kernel="\x1b[2J6.12",
+        manifest={"x": "y" * 20000},
+    )
+    props = board_properties(outcome)
+    assert props["soc"] == "None" and props["driver"] == "None None" and props["runtime"] == "-"
+    assert props["kernel"] == "\\e[2J6.12" and props["manifest"].startswith("(a build manifest of ")
+    outcome.facts.info = ["not", "a", "dict"]  # type: ignore[assignment]
+    assert board_properties(outcome)["soc"] == "None"
+    written = write_reports([outcome], tmp_path)
+    assert len(written) == 3 and "\x1b" not in (tmp_path / "report.md").read_text()
+
+
+def test_markdown_report_has_no_raw_html_from_a_board():
+    outcome = _outcome()
+    outcome.facts.info["soc"]["soc_id"] = "<img src=x onerror=alert(1)>|"
+    text = render_markdown([outcome])
+    assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;\\|" in text

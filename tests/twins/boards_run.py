@@ -13,11 +13,13 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from npu_accept.sim.harness import Twin, fleet_access
 
@@ -45,6 +47,7 @@ class SuiteRun:
     artifacts: Path
     seconds: float
     cases: list[Case] = field(default_factory=list)
+    max_rss_kib: int = 0  # peak resident memory of the suite process
 
     def results(self, target: str | None = None) -> dict[str, Case]:
         return {c.check: c for c in self.cases if target is None or c.target == target}
@@ -115,13 +118,37 @@ def run_suite(
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     started = time.monotonic()
-    proc = subprocess.run(
-        argv, cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env, check=False
-    )
-    run = SuiteRun(proc.returncode, proc.stdout, proc.stderr, artifacts, time.monotonic() - started)
+    code, stdout, stderr, max_rss = _run_measured(argv, timeout, env)
+    run = SuiteRun(code, stdout, stderr, artifacts, time.monotonic() - started, max_rss_kib=max_rss)
     if junit.exists():
         run.cases = read_junit(junit)
     return run
+
+
+def _run_measured(argv: list[str], timeout: float, env: dict[str, str]) -> tuple[int, str, str, int]:
+    """Exit status, stdout, stderr and peak RSS (KiB) of the suite process (os.wait4's rusage)."""
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    streams: dict[str, bytes] = {}
+
+    def read(name: str, stream: Any) -> None:
+        streams[name] = stream.read()
+
+    readers = [
+        threading.Thread(target=read, args=(n, s)) for n, s in (("out", proc.stdout), ("err", proc.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    killer = threading.Timer(timeout, proc.kill)
+    killer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        killer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for reader in readers:
+        reader.join()
+    text = {k: v.decode("utf-8", "replace") for k, v in streams.items()}
+    return proc.returncode, text["out"], text["err"], usage.ru_maxrss
 
 
 def run_on_twin(twin: Twin, profile: str | Path, workdir: Path, extra: Sequence[str] = ()) -> SuiteRun:

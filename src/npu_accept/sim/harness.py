@@ -97,6 +97,8 @@ class TwinSpec:
     kernel_log: str | None = None
     processes: Sequence[TwinProcess] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    # sshd's "Subsystem sftp" command; a hostile twin sets one that never answers
+    sftp_subsystem: str = "internal-sftp"
 
 
 @dataclass
@@ -423,7 +425,7 @@ def _write_sshd_config(spec: TwinSpec, directory: Path, port: int) -> None:
                 "MaxSessions 100",
                 "MaxStartups 100:30:200",
                 f"SetEnv {env}",
-                "Subsystem sftp internal-sftp",
+                f"Subsystem sftp {spec.sftp_subsystem}",
                 "",
             ]
         )
