@@ -498,7 +498,7 @@ def _pinned_run(twin, model_path: str, work: Path) -> dict:
     """collect_pinned_performance over a real SSH connection to TWIN for one model at MODEL_PATH."""
     import dataclasses
 
-    from npu_accept.collect import _upload_tools
+    from npu_accept.collect import upload_tools
     from npu_accept.collectors.governors import collect_pinned_performance
     from npu_accept.profile import load_profile
     from npu_accept.transport import Connection, parse_target
@@ -515,7 +515,7 @@ def _pinned_run(twin, model_path: str, work: Path) -> dict:
     )
     try:
         remote = connection.make_temp_dir()
-        _upload_tools(connection, remote)
+        upload_tools(connection, remote)
         work.mkdir(parents=True, exist_ok=True)
         return collect_pinned_performance(connection, remote, None, profile, work)["pinned_performance"]
     finally:

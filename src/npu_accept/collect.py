@@ -260,6 +260,23 @@ def _run(link: BoardLink, command: str, timeout: float, limits: Limits, input: b
     return link.run(command, timeout=timeout, input=input)
 
 
+def upload_tools(link: BoardLink, remote: str) -> None:
+    """The on-target tools into ``remote`` on the board, as one archive (one round trip)."""
+    result = link.run(
+        f"tar -xof - -C {shlex.quote(remote)}", timeout=INFO_TIMEOUT_S, input=tools_archive().data
+    )
+    if result.exit_code != 0:
+        raise TransportError(
+            f"The on-target tools could not be unpacked on the board ({_last_line(result.stderr)}); check "
+            "that tar runs there and its /tmp has room."
+        )
+
+
+def _last_line(stderr: bytes) -> str:
+    lines = stderr.decode("utf-8", "replace").strip().splitlines()
+    return visible(lines[-1]) if lines else "no message"
+
+
 def _collect_info(link: BoardLink, remote: str, facts: BoardFacts, out_dir: Path, options: Options) -> None:
     """Bring the tools (one archive, unless the board keeps this exact version) and run npu-info."""
     archive = tools_archive()
@@ -313,7 +330,7 @@ def _collect_model(
             np.save(local, array, allow_pickle=False)
             tar.add(str(local), arcname=local.name)
             remote_inputs.append(f"{work}/{local.name}")
-    facts = ModelFacts(spec=spec, golden=[npyio.load(g) for g in spec.golden])
+    facts = ModelFacts(spec=spec, golden=[npyio.load(g) for g in spec.golden], remote_inputs=remote_inputs)
     delegate_args: list[str] = []
     if spec.backend == "tflite-delegate" and profile.delegate is not None:
         delegate_args = ["--delegate", profile.delegate.path]
@@ -420,27 +437,41 @@ def _fetch_outputs(
             wanted[member] = (run, index, local_out / f"out{index}.npy")
     if not wanted:
         return
-    command = f"cd {shlex.quote(remote)} && exec tar -cf - -- " + " ".join(shlex.quote(m) for m in wanted)
     try:
-        result = link.run(command, timeout=RUN_TIMEOUT_S, **_fetch_bounds(link, limits))
+        arrived, problem = fetch_files(link, remote, {m: w[2] for m, w in wanted.items()}, limits)
     except OutputFlood:
-        for run, _, _ in wanted.values():
-            run.error = f"the output tensors exceed the limit of {limits.outputs_bytes >> 20} MiB per board"
-        return
-    arrived = _unpack(result.stdout, wanted, limits)
+        arrived, problem = (
+            set(),
+            f"the outputs exceed the limit of {limits.outputs_bytes >> 20} MiB per board",
+        )
     for member, (run, index, local) in wanted.items():
         if run.error:
             continue
         if member not in arrived:
             run.error = (
                 f"output {index} of npu-run --backend {run.backend} on {run.model_path} did not arrive "
-                f"({_fetch_problem(result, limits)})"
+                f"({problem})"
             )
             continue
         try:
             run.outputs.append(npyio.load(local, max_bytes=limits.outputs_bytes))
         except npyio.NpyError as exc:
             run.error = str(exc).rstrip(".")
+
+
+def fetch_files(
+    link: BoardLink, remote: str, wanted: dict[str, Path], limits: Limits | None = None
+) -> tuple[set[str], str]:
+    """Files under ``remote`` (names relative to it) in one tar stream, each saved at its local
+    path: the names that arrived, and what went wrong with the others (for a sentence).
+
+    For collectors too: one round trip for any number of files, bounded by ``limits``. Raises
+    OutputFlood when the stream exceeds the bound by far, TransportError when the link fails.
+    """
+    limits = limits or Limits()
+    command = f"cd {shlex.quote(remote)} && exec tar -cf - -- " + " ".join(shlex.quote(m) for m in wanted)
+    result = link.run(command, timeout=RUN_TIMEOUT_S, **_fetch_bounds(link, limits))
+    return _unpack(result.stdout, wanted, limits), _fetch_problem(result, limits)
 
 
 def _fetch_bounds(link: BoardLink, limits: Limits) -> dict[str, int]:
@@ -456,8 +487,8 @@ def _fetch_problem(result: Any, limits: Limits) -> str:
     return f"tar: {visible(tail[-1])}" if tail else f"tar exited with status {result.exit_code}"
 
 
-def _unpack(stream: bytes, wanted: dict[str, tuple[RunFacts, int, Path]], limits: Limits) -> set[str]:
-    """Save the wanted regular files of a tar stream under the suite's names; the rest is ignored."""
+def _unpack(stream: bytes, wanted: dict[str, Path], limits: Limits) -> set[str]:
+    """Save the wanted regular files of a tar stream at their local paths; the rest is ignored."""
     arrived: set[str] = set()
     try:
         with tarfile.open(fileobj=io.BytesIO(stream), mode="r|") as tar:
@@ -467,7 +498,7 @@ def _unpack(stream: bytes, wanted: dict[str, tuple[RunFacts, int, Path]], limits
                 source = tar.extractfile(member)
                 if source is None:
                     continue
-                wanted[member.name][2].write_bytes(source.read())
+                wanted[member.name].write_bytes(source.read())
                 arrived.add(member.name)
     except (tarfile.TarError, EOFError, ValueError, UnicodeError):
         pass  # a cut or garbled stream: what arrived intact is kept, the rest is reported missing

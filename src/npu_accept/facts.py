@@ -54,6 +54,7 @@ class ModelFacts:
     npu: RunFacts | None = None
     cpu: RunFacts | None = None
     golden: list[np.ndarray] = field(default_factory=list)
+    remote_inputs: list[str] = field(default_factory=list)  # the inputs on the board, while connected
 
 
 @dataclass

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import shlex
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from npu_accept import npyio
 from npu_accept.transport import CommandTimeout, TransportError
+from npu_accept.untrusted import BoardDataError, output_name, validated
 
 FACT_KEY = "determinism"
 DEFAULT_RUNS = 3
@@ -46,7 +49,8 @@ def first_difference(first: list[np.ndarray], other: list[np.ndarray]) -> str | 
 def collect_determinism(
     connection: Any, remote_dir: str, facts: Any, profile: Any, artifacts: Path
 ) -> dict[str, Any]:
-    from npu_accept.collect import make_inputs  # collect imports the registry, which imports this
+    # collect imports the registry, which imports this
+    from npu_accept.collect import fetch_files
 
     runs = runs_wanted(profile)
     records: dict[str, Any] = {}
@@ -58,57 +62,56 @@ def collect_determinism(
         local.mkdir(parents=True, exist_ok=True)
         record: dict[str, Any] = {"runs": runs, "digests": [digest(model.npu.outputs)], "differs": None}
         try:
-            inputs = _upload_inputs(connection, remote_dir, name, make_inputs(model.spec), local)
-            for run in range(2, runs + 1):
-                outputs = _run_once(connection, remote_dir, model, profile, inputs, run, local)
+            if not model.remote_inputs:
+                raise RuntimeError(f"the inputs of {name} are not on the board (collected without the suite)")
+            # The inputs are the suite's own, still on the board; each run is one round trip, and
+            # the outputs of all runs come back in one stream.
+            files = {
+                run: _run_once(connection, remote_dir, model, profile, run, local)
+                for run in range(2, runs + 1)
+            }
+            wanted = {member: path for items in files.values() for member, path in items}
+            arrived, problem = fetch_files(connection, remote_dir, wanted)
+            for run, items in files.items():
+                if any(member not in arrived for member, _ in items):
+                    raise RuntimeError(f"the outputs of run {run} of {name} did not arrive ({problem})")
+                outputs = [npyio.load(path) for _, path in items]
                 record["digests"].append(digest(outputs))
                 difference = first_difference(model.npu.outputs, outputs)
                 if difference and record["differs"] is None:
                     record["differs"] = {"run": run, "what": difference}
-        except (CommandTimeout, TransportError, RuntimeError) as exc:
+        except (CommandTimeout, TransportError, RuntimeError, npyio.NpyError) as exc:
             record["error"] = str(exc)
         records[name] = record
     (artifacts / "determinism.json").write_text(json.dumps(records, indent=1) + "\n")
     return {FACT_KEY: records}
 
 
-def _upload_inputs(
-    connection: Any, remote_dir: str, name: str, arrays: list[np.ndarray], local: Path
-) -> list[str]:
-    remote = f"{remote_dir}/determinism/{name}"
-    result = connection.run(f"mkdir -p {shlex.quote(remote)}/out", timeout=30.0)
-    if result.exit_code != 0:
-        raise RuntimeError(f"mkdir {remote} failed on the board with status {result.exit_code}")
-    paths = []
-    for index, array in enumerate(arrays):
-        path = local / f"in{index}.npy"
-        np.save(path, array, allow_pickle=False)
-        paths.append(f"{remote}/in{index}.npy")
-        connection.put(path, paths[-1])
-    return paths
-
-
 def _run_once(
-    connection: Any, remote_dir: str, model: Any, profile: Any, inputs: list[str], run: int, local: Path
-) -> list[np.ndarray]:
+    connection: Any, remote_dir: str, model: Any, profile: Any, run: int, local: Path
+) -> list[tuple[str, Path]]:
+    """Run the model once more; its output files (names under remote_dir, local paths), in order."""
     out = f"{remote_dir}/determinism/{model.spec.name}/out{run}"
-    argv = ["python3", f"{remote_dir}/npu-run", "--model", model.spec.path, "--input", *inputs]
+    argv = ["python3", f"{remote_dir}/npu-run", "--model", model.spec.path, "--input", *model.remote_inputs]
     argv += ["--output-dir", out, "--backend", model.spec.backend, "--runs", "1", "--warmup", "0", "--json"]
     if model.spec.backend == "tflite-delegate" and profile.delegate is not None:
         argv += ["--delegate", profile.delegate.path]
         for key, value in profile.delegate.options.items():
             argv += ["--delegate-option", f"{key}={value}"]
-    result = connection.run(" ".join(shlex.quote(a) for a in argv), timeout=RUN_TIMEOUT_S)
+    command = f"mkdir -p {shlex.quote(out)} && exec " + " ".join(shlex.quote(a) for a in argv)
+    result = connection.run(command, timeout=RUN_TIMEOUT_S)
+    what = f"run {run} of {model.spec.name}"
     try:
-        report = json.loads(result.stdout)
-    except ValueError:
+        report = validated(result.stdout, "npu-run", what)
+    except BoardDataError:
         report = None
-    if result.exit_code != 0 or not isinstance(report, dict):
-        raise RuntimeError(f"run {run} of {model.spec.name} failed with status {result.exit_code}")
-    outputs = []
-    for index, output in enumerate(report.get("outputs") or []):
-        name = Path(str(output.get("file") or f"out{index}.npy")).name
-        target = local / f"run{run}-{name}"
-        connection.get(f"{out}/{name}", target)
-        outputs.append(np.load(target, allow_pickle=False))
-    return outputs
+    if result.exit_code != 0 or report is None:
+        raise RuntimeError(f"{what} failed with status {result.exit_code}")
+    items = []
+    for output in report["outputs"]:
+        try:
+            name = output_name(str(output["file"]), out, what)
+        except BoardDataError as exc:
+            raise RuntimeError(str(exc)) from None
+        items.append((posixpath.relpath(f"{out}/{name}", remote_dir), local / f"run{run}-{name}"))
+    return items
