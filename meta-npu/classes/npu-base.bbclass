@@ -8,14 +8,14 @@
 # NPU_ENABLED is "1" (MACHINE_FEATURES or DISTRO_FEATURES contain "npu").
 #
 # 1. NPU_FAMILY: which NPU stack the machine has; checked once the configuration is parsed,
-#    and (with the integration on) that the family's vendor layers are in the build.
+#    and (with the integration on) that the family's vendor layers are in the build. Both come
+#    from the family descriptor recipes-tools/npu-tools/files/npu_target/families.py, which
+#    npu-info and the acceptance suite read too.
 # 2. The recipes the build manifest names per family (NPU_*_RECIPE flags) and, when the
 #    integration is on, the pkgdata export of their full SRCREV and version (see
 #    npu-manifest.bbclass for how the image reads it back).
 # 3. The NXP EULA guard: a build of an i.MX machine with the NPU integration stops before any
 #    task runs unless ACCEPT_FSL_EULA = "1" was set explicitly by the user.
-
-NPU_FAMILIES = "neutron rknpu rocket cvitek-tpu none"
 
 NPU_FAMILY_DEFAULT ?= "none"
 # i.MX95 with NXP's BSP kernel (linux-imx carries drivers/staging/neutron); meta-freescale's
@@ -24,7 +24,9 @@ NPU_FAMILY_DEFAULT ?= "none"
 NPU_FAMILY_DEFAULT:mx95-nxp-bsp ?= "neutron"
 NPU_FAMILY ??= "${NPU_FAMILY_DEFAULT}"
 
-# Recipes behind each role of the build manifest, one flag per family. The kernel is always
+# Recipes behind each role of the build manifest, one flag per family (the family descriptor
+# holds the same table; tests/test_families.py keeps the two equal: task signatures follow
+# these variables, not a file that Python reads). The kernel is always
 # PREFERRED_PROVIDER_virtual/kernel. Empty means the family has no such part.
 # Neutron: the driver is built into linux-imx (CONFIG_NEUTRON=y), so the driver recipe is the
 # kernel; NPU_DRIVER_VERSION is the driver's MODULE_VERSION, what it reports at run time in
@@ -77,14 +79,21 @@ python __anonymous() {
     d.appendVarFlag('do_package', 'vardeps', ' NPU_SRCREV NPU_VERSION')
 }
 
-# Layers (BBFILE_COLLECTIONS names) a family's packages come from; checked with the
-# integration on, so a missing vendor layer is one sentence when the build starts, not a
-# build that fails on "Nothing RPROVIDES" later.
-NPU_FAMILY_LAYERS[neutron] = "freescale-layer meta-freescale-ml"
+def npu_families(d):
+    """The family descriptor (npu_target/families.py of the npu-tools recipe), found through BBPATH."""
+    import importlib.util
+    path = bb.utils.which(d.getVar('BBPATH'), 'recipes-tools/npu-tools/files/npu_target/families.py')
+    if not path:
+        bb.fatal('meta-npu is incomplete: recipes-tools/npu-tools/files/npu_target/families.py is '
+                 'not found through BBPATH; check out meta-npu again.')
+    spec = importlib.util.spec_from_file_location('npu_families', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 python npu_config_check() {
     family = e.data.getVar('NPU_FAMILY')
-    known = e.data.getVar('NPU_FAMILIES').split()
+    known = list(npu_families(e.data).names())
     if family not in known:
         bb.fatal('NPU_FAMILY = "%s" is not a known NPU family: set NPU_FAMILY to one of %s.'
                  % (family, ', '.join(known)))
@@ -92,7 +101,9 @@ python npu_config_check() {
 addhandler npu_config_check
 npu_config_check[eventmask] = "bb.event.ConfigParsed"
 
-# The layer check runs when a build starts: by then every ConfigParsed handler has run, among
+# The layers (BBFILE_COLLECTIONS names) a family's packages come from are checked with the
+# integration on, so a missing vendor layer is one sentence when the build starts, not a build
+# that fails on "Nothing RPROVIDES" later. The check runs when a build starts: by then every ConfigParsed handler has run, among
 # them meta-freescale's machine-overrides-extender, which adds the mx95-nxp-bsp override that
 # NPU_FAMILY's default depends on.
 python npu_family_layers_check() {
@@ -100,8 +111,8 @@ python npu_family_layers_check() {
         return
     family = e.data.getVar('NPU_FAMILY')
     present = (e.data.getVar('BBFILE_COLLECTIONS') or '').split()
-    missing = [c for c in (e.data.getVarFlag('NPU_FAMILY_LAYERS', family) or '').split()
-               if c not in present]
+    described = npu_families(e.data).family(family)
+    missing = [c for c in (described.layers if described else ()) if c not in present]
     if missing:
         bb.fatal('NPU_FAMILY "%s" needs the layer collection(s) %s, which are not in BBLAYERS: '
                  'add the vendor layer(s) to your kas file or bblayers.conf.'

@@ -20,6 +20,7 @@ from typing import Any
 
 import jsonschema
 import yaml
+from npu_target.families import family
 
 from npu_accept.paths import profile_dirs
 
@@ -297,7 +298,8 @@ def _model(entry: dict[str, Any], data: dict[str, Any], path: Path) -> ModelSpec
                 f"Board profile {path}: key 'models.{entry['name']}.golden[{index}]' "
                 f"points at {file}, which does not exist; give an existing .npy file."
             )
-    default_backend = "tflite-cpu" if data["family"] == "none" else "tflite-delegate"
+    described = family(data["family"])
+    default_backend = described.backend if described else "tflite-cpu"
     return ModelSpec(
         name=entry["name"],
         path=entry["path"],

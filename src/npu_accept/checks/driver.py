@@ -4,6 +4,8 @@ the profile minimum, equal to the build manifest; for Neutron also the firmware 
 
 from __future__ import annotations
 
+from npu_target.families import family
+
 from npu_accept.checks.base import CheckResult, failed, passed, same_version, skipped, version_at_least
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile
@@ -125,12 +127,8 @@ def check_driver(facts: BoardFacts, profile: Profile) -> CheckResult:
 
 
 def _kernel_hint(profile: Profile) -> str:
-    return {
-        "neutron": "CONFIG_NEUTRON and CONFIG_IMX_NEUTRON_REMOTEPROC",
-        "rknpu": "CONFIG_ROCKCHIP_RKNPU",
-        "rocket": "CONFIG_DRM_ACCEL_ROCKET",
-        "cvitek-tpu": "the cvi-tpu kernel module",
-    }.get(profile.family, "the NPU driver")
+    described = family(profile.family)
+    return described.kernel_config if described else "the NPU driver"
 
 
 def _first_error(facts: BoardFacts) -> str:

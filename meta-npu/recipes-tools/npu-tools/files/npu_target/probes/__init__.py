@@ -18,15 +18,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from ..families import FAMILIES
 from .common import ProbeContext
 
-# Detection order matters: the open Rocket driver and the vendor RKNPU driver are both Rockchip.
-FAMILY_MODULES = {
-    "neutron": "neutron",
-    "rknpu": "rknpu",
-    "rocket": "rocket",
-    "cvitek-tpu": "cvitek",
-}
+# Family -> probe module, in the descriptor's detection order.
+FAMILY_MODULES = {family.name: family.probe for family in FAMILIES}
 
 
 @dataclass
