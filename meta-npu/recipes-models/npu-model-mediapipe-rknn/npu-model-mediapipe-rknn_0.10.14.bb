@@ -41,7 +41,8 @@ python do_verify_models() {
     import json
     import os
     unpack = d.getVar('UNPACKDIR')
-    manifest = json.load(open(os.path.join(unpack, 'rknn-models.json')))
+    with open(os.path.join(unpack, 'rknn-models.json')) as text:
+        manifest = json.load(text)
     wanted = [(os.path.join(d.getVar('S'), m['member']), m['sha256']) for m in manifest['source']['models'].values()]
     for entry in manifest['models'].values():
         wanted.append((os.path.join(unpack, entry['input']['file']), entry['input']['sha256']))
