@@ -372,7 +372,7 @@ def run(request: RunRequest) -> RunResult:
     result = RunResult(
         bindings="librknnrt",
         delegate=None,
-        nodes=NodeCounts(source="rknn"),
+        nodes=NodeCounts(source="runtime"),  # a vendor runtime: no TFLite nodes to count (docs/npu-run.md)
         model={
             "path": str(request.model),
             "sha256": hashlib.sha256(model).hexdigest(),
