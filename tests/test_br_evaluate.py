@@ -320,3 +320,15 @@ def test_duo256m_configuration_passes() -> None:
     )
     assert code == 0, json.dumps(data["checks"], indent=1)
     assert {"cvi-tpu", "cviruntime", "npu-run"} <= {p["name"] for p in data["packages"]}
+
+
+def test_hash_files_come_from_printvars_where_show_info_has_none(tmp_path: Path) -> None:
+    # Buildroot's show-info lists a package's hash files from 2025.02.15 on; before, printvars.
+    listed = show_info_entry("linux", "linux-6.18.39.tar.xz", [tmp_path / "a.hash"], [])
+    assert br.hash_files_of("linux", listed, TREE, {}) == [tmp_path / "a.hash"]
+    older = {k: v for k, v in listed.items() if k != "hashes"}
+    printvars = {"LINUX_HASH_FILES": f"{tmp_path}/b.hash {tmp_path}/c.hash"}
+    assert br.hash_files_of("linux", older, TREE, printvars) == [tmp_path / "b.hash", tmp_path / "c.hash"]
+    host = br.hash_files_of("host-cvibuilder", {}, TREE, {"HOST_CVIBUILDER_HASH_FILES": "x.hash"})
+    assert host == [Path("x.hash")]
+    assert br.hash_files_of("cvi-tpu", {}, TREE, {}) == [TREE / "package" / "cvi-tpu" / "cvi-tpu.hash"]

@@ -12,6 +12,8 @@ init script runs under a real start-stop-daemon.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -884,3 +886,61 @@ def test_mainline_image_installs_what_the_profile_runs(tmp_path: Path) -> None:
         "usr/lib/libteflon.so",
         "usr/share/npu-models/mobilenet_v1_1.0_224_quant.tflite",
     ]
+
+
+MANIFEST = """
+NPU_RUN_PKGDIR = {pkgdir}
+HOST_DIR = {host}
+TARGET_DIR = {tmp}/target
+LINUX_VERSION_PROBED = 6.18.39
+all: ; $(NPU_RUN_WRITE_MANIFEST)
+"""
+
+
+@pytest.mark.parametrize(
+    ("values", "family", "roles"),
+    [
+        (
+            {**ROCKET_OK, "BR2_TARGET_GENERIC_HOSTNAME": '"rock5b"'},
+            "rocket",
+            {"driver": ("linux", "6.18.39"), "delegate": ("mesa3d-teflon", "26.0.5"), "daemon": None},
+        ),
+        (
+            VENDOR_OK,
+            "rknpu",
+            {
+                "driver": ("linux", None),
+                "runtime": ("librknnrt", "2.3.2"),
+                "daemon": ("rknn-server", "2.3.2"),
+            },
+        ),
+    ],
+    ids=["rocket", "rknpu"],
+)
+def test_image_gets_the_build_manifest_the_suite_reads(
+    values: dict[str, str], family: str, roles: dict, tmp_path: Path
+) -> None:
+    from npu_accept.checks.base import same_version
+
+    host = tmp_path / "host"
+    (host / "bin").mkdir(parents=True)
+    (host / "bin" / "python3").symlink_to(sys.executable)
+    model = tmp_path / "target" / "usr" / "share" / "npu-models" / "m.tflite"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"TFL3")
+    body = MANIFEST.format(pkgdir=TREE / "package" / "npu-run", host=host, tmp=tmp_path)
+    proc = make_external(tmp_path, {**values, "BR_BUILDING": ""}, body)
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads(
+        (tmp_path / "target" / "usr" / "share" / "meta-npu" / "build-manifest.json").read_text()
+    )
+    assert manifest["schema"] == "npu-build-manifest/1" and manifest["npu_family"] == family
+    assert manifest["kernel"] == {"recipe": "linux", "version": "6.18.39", "srcrev": None}
+    for role, wanted in roles.items():
+        got = manifest[role] and (manifest[role]["recipe"], manifest[role]["version"])
+        assert got == wanted, role
+    assert manifest["models"] == [
+        {"path": "/usr/share/npu-models/m.tflite", "sha256": hashlib.sha256(b"TFL3").hexdigest()}
+    ]
+    if family == "rocket":  # npu-info reports the kernel release as Rocket's version
+        assert same_version(manifest["driver"]["version"], "6.18.39")
