@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from npu_accept.collectors.board import run_bounded, upload_inputs
 from npu_accept.transport import CommandTimeout, TransportError
 
 FACT_KEY = "pinned_performance"
@@ -40,7 +38,7 @@ def read_governors(link: Any) -> dict[str, str]:
         + " ".join(GOVERNOR_GLOBS)
         + '; do [ -f "$f" ] && printf "%s=%s\\n" "$f" "$(cat "$f")"; done; true'
     )
-    result = link.run(script, timeout=TIMEOUT_S)
+    result = run_bounded(link, script, TIMEOUT_S)
     text = (
         result.stdout.decode("utf-8", "replace") if isinstance(result.stdout, bytes) else str(result.stdout)
     )
@@ -56,7 +54,7 @@ def write_governors(link: Any, values: dict[str, str]) -> list[str]:
     """Write each value; the paths whose write failed."""
     failed = []
     for path, value in values.items():
-        result = link.run(f"echo {shlex.quote(value)} > {shlex.quote(path)}", timeout=TIMEOUT_S)
+        result = run_bounded(link, f"echo {shlex.quote(value)} > {shlex.quote(path)}", TIMEOUT_S)
         if result.exit_code != 0:
             failed.append(path)
     return failed
@@ -95,29 +93,21 @@ def collect_pinned_performance(
 
 
 def _timed_run(connection: Any, remote_dir: str, spec: Any, profile: Any) -> dict[str, Any]:
-    from npu_accept.collect import make_inputs  # collect imports the registry, which imports this
-
     remote = f"{remote_dir}/pinned/{spec.name}"
-    connection.run(f"mkdir -p {shlex.quote(remote)}/out", timeout=TIMEOUT_S)
-    inputs = []
-    for index, array in enumerate(make_inputs(spec)):
-        with tempfile.TemporaryDirectory() as tmp:
-            local = Path(tmp) / f"in{index}.npy"
-            np.save(local, array, allow_pickle=False)
-            connection.put(local, f"{remote}/in{index}.npy")
-        inputs.append(f"{remote}/in{index}.npy")
+    try:
+        inputs = upload_inputs(connection, remote_dir, f"pinned/{spec.name}", spec)
+    except RuntimeError as exc:
+        return {"latency_ms": [], "error": str(exc)}
     argv = ["python3", f"{remote_dir}/npu-run", "--model", spec.path, "--input", *inputs]
     argv += ["--output-dir", f"{remote}/out", "--backend", spec.backend]
     argv += ["--runs", str(profile.performance.runs), "--warmup", str(profile.performance.warmup), "--json"]
-    result = connection.run(" ".join(shlex.quote(a) for a in argv), timeout=RUN_TIMEOUT_S)
+    result = run_bounded(connection, " ".join(shlex.quote(a) for a in argv), RUN_TIMEOUT_S)
     try:
         report = json.loads(result.stdout)
     except ValueError:
         report = None
     if result.exit_code != 0 or not isinstance(report, dict):
         tail = result.stderr.decode("utf-8", "replace").strip().splitlines() if result.stderr else []
-        return {
-            "latency_ms": [],
-            "error": f"npu-run exited with status {result.exit_code}" + (f" ({tail[-1]})" if tail else ""),
-        }
+        detail = f" ({tail[-1][:200]})" if tail else ""
+        return {"latency_ms": [], "error": f"npu-run exited with status {result.exit_code}{detail}"}
     return {"latency_ms": [float(x) for x in report.get("latency_ms") or []], "error": None}

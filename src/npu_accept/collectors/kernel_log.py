@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from npu_accept.transport import CommandTimeout
+from npu_accept.collectors.board import run_bounded
+from npu_accept.transport import CommandTimeout, OutputFlood
 
 FACT_KEY = "kernel_log"
 MAX_LINES = 20000
@@ -19,9 +20,11 @@ def collect_kernel_log(
 ) -> dict[str, Any]:
     """dmesg's lines (bounded), saved as dmesg.txt in the board's artifacts."""
     try:
-        result = connection.run("dmesg", timeout=TIMEOUT_S)
+        result = run_bounded(connection, "dmesg", TIMEOUT_S)
     except CommandTimeout:
         return {FACT_KEY: {"lines": [], "error": f"dmesg did not finish within {TIMEOUT_S:.0f} s"}}
+    except OutputFlood as exc:
+        return {FACT_KEY: {"lines": [], "error": f"dmesg printed more than the suite keeps ({exc})"}}
     text = (
         result.stdout.decode("utf-8", "replace") if isinstance(result.stdout, bytes) else str(result.stdout)
     )

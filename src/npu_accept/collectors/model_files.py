@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from npu_accept.collectors.board import run_bounded
 from npu_accept.diagnose.pairings import rknn_model_info
 from npu_accept.transport import CommandTimeout, TransportError
 
@@ -50,7 +51,7 @@ def collect_model_files(
 
 
 def _read(connection: Any, path: str, local_dir: Path) -> dict[str, Any]:
-    size = connection.run(f"wc -c < {shlex.quote(path)}", timeout=30.0)
+    size = run_bounded(connection, f"wc -c < {shlex.quote(path)}", 30.0)
     text = (
         size.stdout.decode(errors="replace").strip() if isinstance(size.stdout, bytes) else str(size.stdout)
     )

@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from npu_accept.collectors.board import run_bounded, upload_inputs
 from npu_accept.transport import CommandTimeout, TransportError
 
 FACT_KEY = "rknn_logs"
@@ -24,22 +25,22 @@ def collect_rknn_logs(
     for model in facts.models:
         if model.spec.backend != "rknn":
             continue
-        inputs = f"{remote_dir}/{model.spec.name}/in0.npy"
-        argv = ["python3", f"{remote_dir}/npu-run", "--model", model.spec.path, "--input", inputs]
-        argv += ["--output-dir", f"{remote_dir}/rknn-log/{model.spec.name}", "--backend", "rknn"]
-        argv += ["--runs", "1", "--warmup", "0", "--json"]
-        command = f"RKNN_LOG_LEVEL={LOG_LEVEL} " + " ".join(shlex.quote(a) for a in argv)
-        try:
-            result = connection.run(command, timeout=RUN_TIMEOUT_S)
-        except (CommandTimeout, TransportError) as exc:
-            saved[model.spec.name] = None
-            (artifacts / model.spec.name).mkdir(parents=True, exist_ok=True)
-            (artifacts / model.spec.name / f"rknn-log-level-{LOG_LEVEL}.txt").write_text(
-                f"not captured: {exc}\n"
-            )
-            continue
         local = artifacts / model.spec.name / f"rknn-log-level-{LOG_LEVEL}.txt"
         local.parent.mkdir(parents=True, exist_ok=True)
-        local.write_bytes((result.stderr or b"")[-MAX_LOG_BYTES:])
-        saved[model.spec.name] = str(local.relative_to(artifacts.parent))
+        try:
+            local.write_bytes(_capture(connection, remote_dir, model.spec)[-MAX_LOG_BYTES:])
+            saved[model.spec.name] = str(local.relative_to(artifacts.parent))
+        except (CommandTimeout, TransportError, RuntimeError) as exc:
+            local.write_text(f"not captured: {exc}\n")
+            saved[model.spec.name] = None
     return {FACT_KEY: saved}
+
+
+def _capture(connection: Any, remote_dir: str, spec: Any) -> bytes:
+    """The stderr of one run of SPEC with RKNN_LOG_LEVEL set."""
+    inputs = upload_inputs(connection, remote_dir, f"rknn-log/{spec.name}", spec)
+    argv = ["python3", f"{remote_dir}/npu-run", "--model", spec.path, "--input", *inputs]
+    argv += ["--output-dir", f"{remote_dir}/rknn-log/{spec.name}/out", "--backend", "rknn"]
+    argv += ["--runs", "1", "--warmup", "0", "--json"]
+    command = f"RKNN_LOG_LEVEL={LOG_LEVEL} " + " ".join(shlex.quote(a) for a in argv)
+    return run_bounded(connection, command, RUN_TIMEOUT_S).stderr or b""

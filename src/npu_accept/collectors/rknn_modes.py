@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from npu_accept.collectors.board import run_bounded, upload_inputs
 from npu_accept.transport import CommandTimeout, TransportError
 
 FACT_KEY = "rknn_modes"
@@ -38,8 +39,9 @@ def collect_rknn_modes(
     for model in facts.models:
         if model.spec.backend != "rknn" or model.npu is None or not model.npu.ok:
             continue
-        name, inputs = model.spec.name, f"{remote_dir}/{model.spec.name}/in0.npy"
+        name = model.spec.name
         try:
+            inputs = upload_inputs(connection, remote_dir, f"rknn-modes/{name}", model.spec)
             report = _run(connection, remote_dir, model.spec.path, inputs, ["sram=1"], 1)
             record["sram"][name] = ((report.get("npu") or {}).get("sram") or {}) | {"error": None}
             if three_cores(facts, profile):
@@ -66,13 +68,21 @@ def _speedup(single: dict[str, Any], multi: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(
-    connection: Any, remote_dir: str, model: str, inputs: str, options: list[str], runs: int
+    connection: Any, remote_dir: str, model: str, inputs: list[str], options: list[str], runs: int
 ) -> dict[str, Any]:
-    argv = ["python3", f"{remote_dir}/npu-run", "--model", model, "--input", inputs]
-    argv += ["--output-dir", f"{remote_dir}/rknn-modes", "--backend", "rknn", "--runs", str(runs), "--json"]
+    argv = ["python3", f"{remote_dir}/npu-run", "--model", model, "--input", *inputs]
+    argv += [
+        "--output-dir",
+        f"{remote_dir}/rknn-modes/out",
+        "--backend",
+        "rknn",
+        "--runs",
+        str(runs),
+        "--json",
+    ]
     for option in options:
         argv += ["--delegate-option", option]
-    result = connection.run(" ".join(shlex.quote(a) for a in argv), timeout=RUN_TIMEOUT_S)
+    result = run_bounded(connection, " ".join(shlex.quote(a) for a in argv), RUN_TIMEOUT_S)
     try:
         report = json.loads(result.stdout)
     except ValueError:
