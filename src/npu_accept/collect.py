@@ -62,7 +62,7 @@ class Limits:
     report_bytes: int = 1 << 20  # stdout of npu-info / npu-run: one JSON report
     log_bytes: int = 1 << 20  # stderr of each tool run
     flood_bytes: int = 64 << 20  # a command printing more than this is killed
-    outputs_bytes: int = 256 << 20  # all output tensors of one board, fetched in one stream
+    outputs_bytes: int = 128 << 20  # all output tensors of one board, fetched in one stream
 
 
 @dataclass(frozen=True)

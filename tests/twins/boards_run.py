@@ -48,6 +48,7 @@ class SuiteRun:
     seconds: float
     cases: list[Case] = field(default_factory=list)
     max_rss_kib: int = 0  # peak resident memory of the suite process
+    cpu_seconds: float = 0.0  # user + system CPU of the suite process
 
     def results(self, target: str | None = None) -> dict[str, Case]:
         return {c.check: c for c in self.cases if target is None or c.target == target}
@@ -118,15 +119,23 @@ def run_suite(
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     started = time.monotonic()
-    code, stdout, stderr, max_rss = _run_measured(argv, timeout, env)
-    run = SuiteRun(code, stdout, stderr, artifacts, time.monotonic() - started, max_rss_kib=max_rss)
+    code, stdout, stderr, usage = _run_measured(argv, timeout, env)
+    run = SuiteRun(
+        code,
+        stdout,
+        stderr,
+        artifacts,
+        time.monotonic() - started,
+        max_rss_kib=usage.ru_maxrss,
+        cpu_seconds=usage.ru_utime + usage.ru_stime,
+    )
     if junit.exists():
         run.cases = read_junit(junit)
     return run
 
 
-def _run_measured(argv: list[str], timeout: float, env: dict[str, str]) -> tuple[int, str, str, int]:
-    """Exit status, stdout, stderr and peak RSS (KiB) of the suite process (os.wait4's rusage)."""
+def _run_measured(argv: list[str], timeout: float, env: dict[str, str]) -> tuple[int, str, str, Any]:
+    """Exit status, stdout, stderr and resource usage (peak RSS, CPU) of the suite process (os.wait4)."""
     proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     streams: dict[str, bytes] = {}
 
@@ -148,7 +157,7 @@ def _run_measured(argv: list[str], timeout: float, env: dict[str, str]) -> tuple
     for reader in readers:
         reader.join()
     text = {k: v.decode("utf-8", "replace") for k, v in streams.items()}
-    return proc.returncode, text["out"], text["err"], usage.ru_maxrss
+    return proc.returncode, text["out"], text["err"], usage
 
 
 def run_on_twin(twin: Twin, profile: str | Path, workdir: Path, extra: Sequence[str] = ()) -> SuiteRun:
