@@ -98,6 +98,7 @@ _QUOTE_CHARS = 200
 # What paramiko raises when the socket under a channel dies (EOFError from its packetizer).
 _LINK_ERRORS = (EOFError, OSError, paramiko.SSHException)
 _MARK_ROOM = 64  # stderr room for the PID mark every command prints first
+_POLL_S = 1.0
 
 
 class TransportError(Exception):
@@ -445,7 +446,9 @@ class _Helper:
     """
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # the opener's: a spare is wanted
+        self._alarm = threading.Condition(lock)  # the watchdog's: a deadline was set
         self._armed: dict[int, tuple[float, paramiko.Transport]] = {}
         self._fired: set[int] = set()
         self._next = 0
@@ -469,7 +472,7 @@ class _Helper:
             if self._spares_wanted:
                 self._want = transport
                 self._start()
-                self._cond.notify_all()
+                self._cond.notify()
         if spare is None:
             return None
         if spare[0] is transport and spare[1].active and not spare[1].closed:
@@ -483,6 +486,7 @@ class _Helper:
             self._next += 1
             self._armed[self._next] = (time.monotonic() + seconds, transport)
             self._start()
+            self._alarm.notify()
             return self._next
 
     def disarm(self, token: int) -> bool:
@@ -494,9 +498,9 @@ class _Helper:
             return fired
 
     def _watchdog(self) -> None:
+        # Sleeps until the earliest deadline (or until armed): an idle connection costs no wakeups.
         while True:
             with self._cond:
-                self._cond.wait(0.5)
                 if self._stopped:
                     return
                 now = time.monotonic()
@@ -504,6 +508,10 @@ class _Helper:
                 for token, _ in due:
                     self._armed.pop(token)
                     self._fired.add(token)
+                if not due:
+                    earliest = min((deadline for deadline, _ in self._armed.values()), default=None)
+                    self._alarm.wait(None if earliest is None else earliest - now)
+                    continue
             for _, transport in due:
                 with contextlib.suppress(Exception):
                     transport.close()
@@ -535,6 +543,7 @@ class _Helper:
             self._stopped = True
             spare, self._spare = self._spare, None
             self._cond.notify_all()
+            self._alarm.notify_all()
         if spare is not None:
             with contextlib.suppress(Exception):
                 spare[1].close()
@@ -1044,9 +1053,13 @@ def _connect(s: _Settings) -> paramiko.SSHClient:
     transport = client.get_transport()
     if transport is not None:
         transport.set_keepalive(15)
-        # Nagle + delayed ACK costs ~40 ms on every channel open; commands are small round trips.
         with contextlib.suppress(OSError, AttributeError):
+            # Nagle + delayed ACK costs ~40 ms on every channel open; commands are small round trips.
             transport.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # paramiko's thread wakes at every socket timeout (0.1 s) just to look around; once
+            # connected, once a second is enough (keepalive is every 15 s): a fleet of idle
+            # connections costs the suite a tenth of the CPU (benchmarks/bench_fleet.py).
+            transport.sock.settimeout(_POLL_S)
     return client
 
 
