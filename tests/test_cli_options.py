@@ -242,3 +242,11 @@ def test_reports_that_cannot_be_written_do_not_crash_the_session(twin_setup, tmp
     run = run_on_twin(twin, profile, tmp_path / "run")
     assert run.returncode == 0, run.describe()
     assert "the reports could not be written to" in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_reports_name_every_board_even_when_no_test_ran(twin_setup, tmp_path):
+    twin, profile, _ = twin_setup
+    run = run_on_twin(twin, profile, tmp_path / "run", ["-k", "no_such_check"])
+    assert run.returncode == 5, run.describe()  # pytest's "no tests ran"
+    board = run.summary()[twin.target]
+    assert board["accepted"] is False and "was not examined" in board["root_cause"]

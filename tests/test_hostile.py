@@ -198,3 +198,10 @@ def test_a_rebooted_board_leaves_no_temp_dir_after_the_next_connection(fleet: Su
         mine = connection.make_temp_dir()
         left = [p for p in twin.board_path("/tmp").iterdir() if p.name.startswith("npu-accept.")]
     assert stale and [p.name for p in left] == [Path(mine).name]
+
+
+def test_timings_json_has_connect_and_close(alone: SuiteRun, twins) -> None:
+    board = alone.artifacts / twins["healthy"].target.replace("@", "_").replace(":", "_")
+    timings = json.loads((board / "timings.json").read_text())
+    assert list(timings)[0] == "connect" and list(timings)[-1] == "close", timings
+    assert {"npu-info", "outputs"} <= set(timings) and all(v >= 0 for v in timings.values())
