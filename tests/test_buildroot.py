@@ -398,8 +398,9 @@ LAYER = ROOT / "meta-npu"
 RKNN_INC = LAYER / "recipes-runtime" / "rknpu2" / "rknn-toolkit2.inc"
 BOARD = TREE / "board"
 FRAGMENTS = sorted(BOARD.rglob("*.config"))
-# KERNEL_DEVICETREE of JeffyCN/meta-rockchip walnascar f5acd79b conf/machine/rockchip-<soc>-evb.conf
-BOARD_TREES = {"rk3588": "rk3588-evb1-lp4-v10-linux", "rk3576": "rk3576-evb1-v10-linux"}
+# KERNEL_DEVICETREE of JeffyCN/meta-rockchip walnascar f5acd79b conf/machine/rockchip-<soc>-evb.conf:
+# this tree's board trees carry the same names.
+BOARD_TREES = {"rk3588": "rk3588-evb1-lp4-v10-linux.dts", "rk3576": "rk3576-evb1-v10-linux.dts"}
 
 
 def fragment_values(path: Path) -> dict[str, str]:
@@ -461,7 +462,7 @@ def test_board_fragment_wraps_the_machines_tree_with_the_layers_sram(soc: Soc) -
     assert values["BR2_NPU_RKNN_SOC"] == soc.name.upper()
     wrapper, dtsi = expand(values["BR2_LINUX_KERNEL_CUSTOM_DTS_PATH"])
     assert dtsi == soc.fragment.resolve()
-    assert wrapper.name == f"{BOARD_TREES[soc.name]}.dts" == Path(soc.board_dtb).name.replace(".dtb", ".dts")
+    assert wrapper.name == BOARD_TREES[soc.name] == Path(soc.board_dtb).name.replace(".dtb", ".dts")
     text = wrapper.read_text()
     assert f'#include "{soc.board_dtb.replace(".dtb", ".dts")}"' in text
     assert f'#include "{soc.fragment.name}"' in text
@@ -478,7 +479,7 @@ def test_installed_board_tree_gives_the_npu_its_sram(soc: Soc, tmp_path: Path) -
     values = fragment_values(BOARD / "rockchip" / f"{soc.name}-evb" / "npu.config")
     for path in expand(values["BR2_LINUX_KERNEL_CUSTOM_DTS_PATH"]):
         shutil.copy(path, dts_dir)
-    wrapper = dts_dir / f"{BOARD_TREES[soc.name]}.dts"
+    wrapper = dts_dir / BOARD_TREES[soc.name]
     pre, dtb = tmp_path / "board.pre.dts", tmp_path / "board.dtb"
     cpp = [tool("cpp"), "-nostdinc", "-undef", "-D__DTS__", "-x", "assembler-with-cpp", "-P", "-o", str(pre)]
     subprocess.run([*cpp, str(wrapper)], check=True)

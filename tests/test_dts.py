@@ -23,7 +23,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SUFFIXES = (".dts", ".dtsi", ".dtso")
 # Board trees built by cpp + dtc in their own tests, and where.
 _DUO_TREE = "meta-npu/dynamic-layers/riscv-layer/recipes-kernel/linux/files/sg2002-milkv-duo256m-npu.dts"
-PREPROCESSED = {_DUO_TREE: "tests/test_cv18xx.py"}
+# Buildroot's RK3588/RK3576 EVB board trees: the BSP board tree with the layer's SRAM .dtsi.
+_RK_BOARD_TREES = (
+    "buildroot/board/rockchip/rk3588-evb/rk3588-evb1-lp4-v10-linux.dts",
+    "buildroot/board/rockchip/rk3576-evb/rk3576-evb1-v10-linux.dts",
+)
+PREPROCESSED = {
+    _DUO_TREE: "tests/test_cv18xx.py",
+    **dict.fromkeys(_RK_BOARD_TREES, "tests/test_buildroot.py"),
+}
 
 
 @dataclass(frozen=True)
