@@ -250,3 +250,21 @@ def test_reports_name_every_board_even_when_no_test_ran(twin_setup, tmp_path):
     assert run.returncode == 5, run.describe()  # pytest's "no tests ran"
     board = run.summary()[twin.target]
     assert board["accepted"] is False and "was not examined" in board["root_cause"]
+
+
+def test_keep_tools_leaves_them_for_the_next_run_which_does_not_send_them(twin_setup, tmp_path):
+    import shutil
+
+    twin, profile, _ = twin_setup
+    first = run_on_twin(twin, profile, tmp_path / "first", ["--keep-tools"])
+    kept = [p for p in twin.board_path("/tmp").iterdir() if p.name.startswith("npu-accept-tools-")]
+    try:
+        assert first.returncode == 0, first.describe()
+        assert len(kept) == 1 and (kept[0] / ".complete").is_file() and (kept[0] / "npu-run").is_file()
+        (kept[0] / "marker").write_text("a re-sent archive would replace this directory")
+        second = run_on_twin(twin, profile, tmp_path / "second", ["--keep-tools"])
+        assert second.returncode == 0, second.describe()
+        assert (kept[0] / "marker").is_file()
+    finally:
+        for path in kept:
+            shutil.rmtree(path, ignore_errors=True)
