@@ -287,10 +287,11 @@ def test_rockchip_configurations_pass(board: str) -> None:
     code, data = report(*ROCKCHIP[board])
     assert code == 0, json.dumps(data["checks"], indent=1)
     names = {p["name"] for p in data["packages"]}
-    assert {"npu-run", "python-ai-edge-litert", "npu-model-mobilenet-v1-quant"} <= names
-    assert (
-        {"librknnrt", "rknn-server", "rknn-mobilenet-demo"} if board != "rock5b" else {"mesa3d-teflon"}
-    ) <= names
+    assert {"npu-run", "python-ai-edge-litert"} <= names
+    if board == "rock5b":
+        assert {"mesa3d-teflon", "npu-model-mobilenet-v1-quant"} <= names
+    else:
+        assert {"librknnrt", "rknn-server", "rknn-mobilenet-demo", "npu-model-mediapipe-rknn"} <= names
     assert statuses(data)["kernel options"] in ("pass", "skip")
 
 
