@@ -22,7 +22,8 @@ from npu_accept.diagnose.sources import STATED_REVISION, Document, Evidence, quo
 from npu_accept.logparse import DELEGATE_VERSION, parse_label_image
 from npu_accept.profile import Profile
 
-# drivers/soc/imx/soc-imx9.c: /sys/devices/soc0/revision of the i.MX95; B0 is the supported one.
+# /sys/devices/soc0/revision of the i.MX95: drivers/soc/imx/soc-imx9.c turns the revision byte 0xA0
+# (A0) into "1.0" and 0xB0 (B0) into "2.0" (docs/PROVENANCE.md); B0 is the supported silicon.
 IMX95_REVISIONS = {"1.0": "A0", "1.1": "A1", "2.0": "B0"}
 IMX95_BAD = {"1.0": "A0", "1.1": "A1"}
 IMX95_TEXT = re.compile(r"i\.?MX\s?95|imx95", re.IGNORECASE)
@@ -168,8 +169,8 @@ def converter_without_model(ctx: Context) -> list[Finding]:
             Finding(
                 30,
                 "converter-no-performance-model",
-                f"neutron-converter printed {said}: it had no performance model for the target, so the "
-                "model was not really compiled for this NPU.",
+                f"neutron-converter printed {said}: an empty performance estimate, which suggests it had "
+                "no performance model for the target and did not really compile the model for this NPU.",
                 "Convert again with the Neutron SDK of the board's BSP release and --target imx95, and "
                 "check that --dump-statistics then reports a clock frequency and a cycle count.",
                 tuple(ev for ev, _ in broken),
@@ -414,7 +415,8 @@ def _rknn_server(ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None) -
                     27,
                     "rknn-server-down",
                     "rknn_server is installed but not running, so RKNN-Toolkit2 cannot reach the board.",
-                    "Start it (systemctl start rknn-server, or /etc/init.d/rknn-server start) and enable it.",
+                    "Start it (systemctl start rknn-server; with BusyBox init, the image's "
+                    "/etc/init.d/*rknn* script) and enable it.",
                     (Evidence(doc.name, None, '"daemon": {"running": false}'),),
                 )
             ]

@@ -8,9 +8,11 @@ its source; the rules below only state what those sources state:
 - Neutron: NXP names each Neutron SDK after the BSP it belongs to, `NeutronSDK_<sdk>+LF_<bsp>`;
   a model converted with an SDK of another BSP release than the board's is not made for the
   board's driver, firmware and delegate.
-- RKNN: the RKNN SDK user guide (v2.3.2, section 2.2.3 note 4) requires rknn_server, librknnrt
-  and RKNN-Toolkit2 of one release; a model exported by a newer toolkit than the runtime is
-  refused at rknn_init with "Invalid RKNN model version N".
+- RKNN: the RKNN SDK user guide (v2.3.2, section 2.2.3 note 4) asks for rknn_server, librknnrt
+  and RKNN-Toolkit2 of one release.  The board logs in the table show format-6 models (toolkit
+  2.3.0 and one unnamed) refused by librknnrt 1.x at rknn_init with "Invalid RKNN model version
+  6"; that any runtime older than the toolkit refuses its models is our generalisation of those
+  logs, so the finding says the pair is unsupported, not that the runtime will refuse it.
 """
 
 from __future__ import annotations
@@ -79,8 +81,15 @@ KNOWN_PAIRINGS: tuple[Pairing, ...] = (
         "rknpu",
         "RKNN-Toolkit2 / Toolkit-Lite2",
         "2.3.0",
-        "not librknnrt 1.3.0, 1.4.0 or 1.5.0 (Invalid RKNN model version 6)",
-        "airockchip/rknn-toolkit2 issues #254 and #281, rockchip-linux/rknn-toolkit2 issue #316",
+        "not librknnrt 1.3.0 or 1.4.0 (Invalid RKNN model version 6)",
+        "airockchip/rknn-toolkit2 issues #254 and #281",
+    ),
+    Pairing(
+        "rknpu",
+        "a toolkit writing RKNN model format 6 (version not stated)",
+        "format 6",
+        "not librknnrt 1.5.0 (Invalid RKNN model version 6)",
+        "rockchip-linux/rknn-toolkit2 issue #316",
     ),
 )
 
