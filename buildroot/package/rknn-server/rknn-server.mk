@@ -17,8 +17,9 @@ BR_NO_CHECK_HASH_FOR += $(RKNN_SERVER_SOURCE)
 
 RKNN_SERVER_BIN_DIR = $(@D)/rknpu2/runtime/Linux/rknn_server/aarch64/usr/bin
 
-# Server and runtime must report the same release: rknn_server refuses a runtime of another
-# version on the board, so the build stops here instead (one sentence from the check).
+# Server and runtime must be of one release (RKNN SDK guide; the server only logs both
+# versions at start and is not shown to refuse a mismatch): the build stops here instead, with
+# one sentence from the check.
 define RKNN_SERVER_INSTALL_TARGET_CMDS
 	sh $(LIBRKNNRT_VERSION_CHECK) --server $(RKNN_SERVER_BIN_DIR)/rknn_server \
 		--runtime $(STAGING_DIR)/usr/lib/librknnrt.so --expect $(LIBRKNNRT_VERSION)
