@@ -19,6 +19,7 @@ option (`--target`, `--board`) is given.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import tempfile
@@ -198,6 +199,10 @@ def pytest_configure(config: pytest.Config) -> None:
             limits=Limits(outputs_bytes=config.option.output_limit << 20),
         ),
     )
+    # Everything imported so far lives for the whole session: keep it out of every later garbage
+    # collection (pytest alone collects five times at its end), which otherwise rescans numpy,
+    # paramiko and pytest each time (benchmarks/bench_fleet.py).
+    gc.freeze()
 
 
 def _artifacts_dir(option: Path | None) -> Path:
@@ -398,6 +403,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         f"report: {state.artifacts / 'report.md'} and report.html; "
         f"baseline for --baseline: {state.artifacts / 'baseline.json'}"
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.stash.get(STATE, None) is not None:
+        gc.unfreeze()  # the session's objects may be collected again (a process that goes on)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
