@@ -394,6 +394,19 @@ def test_kernel_append_builds_the_board_tree_and_checks_it() -> None:
     assert "NPU_ENABLED" in append and "linux-milkv-duo-dev-npu.inc" in append
 
 
+def test_the_memory_map_reaches_the_kernel_through_the_sysroot_not_the_deploy_dir() -> None:
+    inc = (KERNEL / "linux-milkv-duo-dev-npu.inc").read_text()
+    # Outside the task hash, a deployed header would not rebuild the kernel when the map changes.
+    assert "DEPLOY_DIR_IMAGE" not in inc and "do_deploy" not in inc.split("# cv181x_base_riscv")[1]
+    assert 'DEPENDS:append:milkv-duo256m = " virtual/bootloader"' in inc
+    assert "${STAGING_DATADIR}/cvi-board-memmap/cvi_board_memmap.h" in inc
+    staging = (LAYER / "recipes-bsp" / "u-boot" / "u-boot-cvi-memmap.inc").read_text()
+    assert 'SYSROOT_PREPROCESS_FUNCS:append:milkv-duo256m = " npu_stage_cvi_memmap"' in staging
+    assert "${SYSROOT_DESTDIR}${datadir}/cvi-board-memmap/" in staging
+    append = (LAYER / "recipes-bsp" / "u-boot" / "u-boot_%.bbappend").read_text()
+    assert "NPU_ENABLED" in append and "'cvitek-tpu'" in append
+
+
 # ------------------------------------------------------------------ recipes
 
 

@@ -83,9 +83,9 @@ def test_preprocessed_trees_are_exactly_the_ones_with_includes() -> None:
         assert Path(source).name in (ROOT / test).read_text(), f"{test} does not build {source}"
 
 
-def test_the_neutron_pool_overlay_is_among_the_sources() -> None:
+def test_the_neutron_pool_fragment_is_among_the_sources() -> None:
     names = {p.name for p in device_tree_sources()}
-    assert "imx95-19x19-verdin-neutron-pool.dtso" in names
+    assert "imx95-neutron-pool.dtsi" in names
 
 
 @pytest.mark.parametrize("source", device_tree_sources(), ids=lambda p: str(p.relative_to(ROOT)))

@@ -11,13 +11,24 @@ aligned, no bigger than the SoC's maximum, inside its SRAM, and overlap no other
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
+from boardtrees import RK3576_SOC, RK3588_SOC
+from devicetree import (
+    DeviceTreeError,
+    apply_dts_include,
+    cells,
+    compile_dts,
+    fdtget,
+    properties,
+    run,
+    tool,
+    walk,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = ROOT / "meta-npu" / "dynamic-layers" / "rockchip"
@@ -28,82 +39,6 @@ DEMOS = LAYER / "recipes-npu" / "rknn-demos"
 VERSION_CHECK = RKNPU2 / "files" / "rknn-version-check.sh"
 
 PAGE = 0x1000
-
-# The BSP's SRAM users, per SoC (addresses and labels from the Rockchip BSP 6.1 trees).
-RK3588_SOC = """
-/ {
-\t#address-cells = <2>;
-\t#size-cells = <2>;
-
-\tsystem_sram2: sram@ff001000 {
-\t\tcompatible = "mmio-sram";
-\t\treg = <0x0 0xff001000 0x0 0xef000>;
-\t\t#address-cells = <1>;
-\t\t#size-cells = <1>;
-\t\tranges = <0x0 0x0 0xff001000 0xef000>;
-
-\t\trkvdec0_sram: rkvdec-sram@0 {
-\t\t\treg = <0x0 0x78000>;
-\t\t};
-
-\t\trkvdec1_sram: rkvdec-sram@78000 {
-\t\t\treg = <0x78000 0x77000>;
-\t\t};
-\t};
-
-\trkvdec0: rkvdec-core@fdc38000 {
-\t\tcompatible = "rockchip,rkv-decoder-v2";
-\t\treg = <0x0 0xfdc38100 0x0 0x400>, <0x0 0xfdc38000 0x0 0x100>;
-\t\trockchip,sram = <&rkvdec0_sram>;
-\t\trockchip,rcb-iova = <0xFFF00000 0x100000>;
-\t\trockchip,rcb-info = <136 24576>, <137 49152>;
-\t};
-
-\trkvdec1: rkvdec-core@fdc48000 {
-\t\tcompatible = "rockchip,rkv-decoder-v2";
-\t\treg = <0x0 0xfdc48100 0x0 0x400>, <0x0 0xfdc48000 0x0 0x100>;
-\t\trockchip,sram = <&rkvdec1_sram>;
-\t\trockchip,rcb-iova = <0xFFE00000 0x100000>;
-\t\trockchip,rcb-info = <136 24576>, <137 49152>;
-\t};
-
-\trknpu: npu@fdab0000 {
-\t\tcompatible = "rockchip,rk3588-rknpu";
-\t\tstatus = "disabled";
-\t};
-};
-"""
-
-RK3576_SOC = """
-/ {
-\t#address-cells = <2>;
-\t#size-cells = <2>;
-
-\tsram: sram@3ff88000 {
-\t\tcompatible = "mmio-sram";
-\t\treg = <0x0 0x3ff88000 0x0 0x78000>;
-\t\t#address-cells = <1>;
-\t\t#size-cells = <1>;
-\t\tranges = <0x0 0x0 0x3ff88000 0x78000>;
-
-\t\trkvdec_sram: rkvdec-sram@0 {
-\t\t\treg = <0x0 0x78000>;
-\t\t};
-\t};
-
-\trkvdec: rkvdec@27b00100 {
-\t\tcompatible = "rockchip,rkv-decoder-rk3576", "rockchip,rkv-decoder-v383";
-\t\treg = <0x0 0x27b00100 0x0 0x600>, <0x0 0x27b00000 0x0 0x100>;
-\t\trockchip,sram = <&rkvdec_sram>;
-\t\trockchip,rcb-iova = <0x10000000 0x78000>;
-\t};
-
-\trknpu: npu@27700000 {
-\t\tcompatible = "rockchip,rk3576-rknpu";
-\t\tstatus = "disabled";
-\t};
-};
-"""
 
 
 @dataclass(frozen=True)
@@ -154,46 +89,15 @@ class Region:
         return self.start + self.size
 
 
-class SramError(AssertionError):
+class SramError(DeviceTreeError):
     """A fragment that breaks an SRAM rule; the message names the rule and the fix."""
-
-
-def tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"{name} is not installed: install the Debian package listed in .ci/apt-packages.txt.")
-    return path
-
-
-def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(a) for a in args], cwd=cwd, text=True, capture_output=True, check=False)
-
-
-# --- the build's own step: #include the fragment at the end of the board .dts -------------------
-
-
-def shell_function(inc: Path, name: str) -> str:
-    """The body of shell function NAME in a BitBake .inc (up to its closing brace)."""
-    match = re.search(rf"^{name}\(\) {{\n(.*?)^}}", inc.read_text(), re.S | re.M)
-    assert match, f"{inc.name} defines no shell function {name}()"
-    return match.group(1)
 
 
 def apply_sram_include(
     kernel_tree: Path, unpackdir: Path, soc: Soc, devicetrees: str
 ) -> subprocess.CompletedProcess[str]:
-    """Run rknpu_sram_include() of linux-rockchip-rknpu.inc with the values BitBake would give it."""
-    body = shell_function(KERNEL / "linux-rockchip-rknpu.inc", "rknpu_sram_include")
-    values = {
-        "S": str(kernel_tree),
-        "ARCH": "arm64",
-        "UNPACKDIR": str(unpackdir),
-        "RKNPU_SRAM_DTSI": soc.fragment.name,
-        "KERNEL_DEVICETREE": devicetrees,
-    }
-    body = re.sub(r"\$\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), body)
-    script = 'bbfatal() { echo "ERROR: $*" >&2; exit 1; }\nrun() {\n' + body + "}\nrun\n"
-    return run("sh", "-c", script)
+    """Run npu-devicetree.bbclass's include step with what linux-rockchip-rknpu.inc gives it."""
+    return apply_dts_include(kernel_tree, unpackdir, soc.fragment.name, devicetrees)
 
 
 def make_kernel_tree(tmp: Path, soc: Soc, fragment_text: str | None = None) -> tuple[Path, Path]:
@@ -212,54 +116,10 @@ def make_kernel_tree(tmp: Path, soc: Soc, fragment_text: str | None = None) -> t
 
 def compile_board(tree: Path, soc: Soc, out: Path) -> Path:
     """cpp + dtc, as the kernel's dtc_cpp rule does; fails the test with dtc's own message."""
-    board = tree / "arch" / "arm64" / "boot" / "dts" / soc.board_dtb.replace(".dtb", ".dts")
-    pre = out.with_suffix(".pre.dts")
-    cpp = run(
-        tool("cpp"),
-        "-nostdinc",
-        "-undef",
-        "-D__DTS__",
-        "-x",
-        "assembler-with-cpp",
-        "-P",
-        "-I",
-        board.parent,
-        "-o",
-        pre,
-        board,
-    )
-    if cpp.returncode:
-        raise SramError(f"cpp failed on {board.name}: {cpp.stderr.strip()}")
-    dtc = run(tool("dtc"), "-I", "dts", "-O", "dtb", "-o", out, pre)
-    if dtc.returncode:
-        raise SramError(f"dtc failed on {board.name}: {dtc.stderr.strip()}")
-    return out
+    return compile_dts(tree / "arch" / "arm64" / "boot" / "dts" / soc.board_dtb.replace(".dtb", ".dts"), out)
 
 
 # --- reading the blob back ------------------------------------------------------------------
-
-
-def fdtget(dtb: Path, *args: str) -> str:
-    proc = run(tool("fdtget"), dtb, *args)
-    if proc.returncode:
-        raise SramError(f"fdtget {' '.join(args)}: {proc.stderr.strip()}")
-    return proc.stdout.strip()
-
-
-def cells(dtb: Path, node: str, prop: str) -> list[int]:
-    return [int(v, 16) for v in fdtget(dtb, "-t", "x", node, prop).split()]
-
-
-def walk(dtb: Path, node: str = "/") -> list[str]:
-    children = fdtget(dtb, "-l", node).split()
-    paths = [node]
-    for child in children:
-        paths += walk(dtb, f"{node.rstrip('/')}/{child}")
-    return paths
-
-
-def properties(dtb: Path, node: str) -> list[str]:
-    return fdtget(dtb, "-p", node).split()
 
 
 def sram_regions(dtb: Path, sram: str) -> list[Region]:
@@ -401,7 +261,7 @@ def test_fragment_with_a_label_the_tree_lacks_does_not_compile(tmp_path: Path) -
     soc = SOCS["rk3588"]
     tree, unpack = make_kernel_tree(tmp_path, soc, broken(soc, "&rkvdec1 {", "&rkvdec9 {"))
     assert apply_sram_include(tree, unpack, soc, soc.board_dtb).returncode == 0
-    with pytest.raises(SramError, match="dtc failed"):
+    with pytest.raises(DeviceTreeError, match="dtc failed"):
         compile_board(tree, soc, tmp_path / "board.dtb")
 
 
@@ -411,8 +271,8 @@ def test_board_dts_missing_stops_the_build_with_one_sentence(tmp_path: Path) -> 
     proc = apply_sram_include(tree, unpack, soc, "rockchip/rk3588-nonexistent.dtb")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        f"ERROR: KERNEL_DEVICETREE names rockchip/rk3588-nonexistent.dtb but {tree}/arch/arm64/boot/"
-        "dts/rockchip/rk3588-nonexistent.dts does not exist: set KERNEL_DEVICETREE to a board .dtb "
+        f"ERROR: NPU_BOOT_DTB names rockchip/rk3588-nonexistent.dtb but {tree}/arch/arm64/boot/"
+        "dts/rockchip/rk3588-nonexistent.dts does not exist: set NPU_BOOT_DTB to a board .dtb "
         "of this kernel."
     ]
 

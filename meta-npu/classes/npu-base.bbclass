@@ -1,21 +1,8 @@
 # SPDX-License-Identifier: MIT
-# npu-base.bbclass: the configuration-wide part of meta-npu, inherited from conf/layer.conf
-# (INHERIT += "npu-base").
-#
-# It must not change any task signature of a build that does not ask for the NPU integration:
-# it only defines variables that no task of another layer references, an event handler (event
-# handlers are not part of task signatures) and an anonymous function that does nothing unless
-# NPU_ENABLED is "1" (MACHINE_FEATURES or DISTRO_FEATURES contain "npu").
-#
-# 1. NPU_FAMILY: which NPU stack the machine has; checked once the configuration is parsed,
-#    and (with the integration on) that the family's vendor layers are in the build. Both come
-#    from the family descriptor recipes-tools/npu-tools/files/npu_target/families.py, which
-#    npu-info and the acceptance suite read too.
-# 2. The recipes the build manifest names per family (NPU_*_RECIPE flags) and, when the
-#    integration is on, the pkgdata export of their full SRCREV and version (see
-#    npu-manifest.bbclass for how the image reads it back).
-# 3. The NXP EULA guard: a build of an i.MX machine with the NPU integration stops before any
-#    task runs unless ACCEPT_FSL_EULA = "1" was set explicitly by the user.
+# npu-base.bbclass: the configuration-wide part of meta-npu, inherited only with the NPU feature
+# (conf/layer.conf): NPU_FAMILY and its checks (from the family descriptor
+# recipes-tools/npu-tools/files/npu_target/families.py, which npu-info and the suite read too), the
+# build manifest's recipes and their pkgdata export, and the NXP EULA guard.
 
 NPU_FAMILY_DEFAULT ?= "none"
 # i.MX95 with NXP's BSP kernel (linux-imx carries drivers/staging/neutron); meta-freescale's
@@ -59,6 +46,9 @@ def npu_primary_srcrev(d):
         rev = rev or d.getVar('SRCREV') or ''
         return rev if len(rev) == 40 else ''
     return ''
+
+# What the build manifest records, as one visible variable (scripts/image-facts reads it).
+NPU_ROLE_RECIPES = "${@' '.join(npu_manifest_recipes(d))}"
 
 # What the manifest calls the version: the kernel's upstream version for a kernel, else PV.
 NPU_SRCREV = "${@npu_primary_srcrev(d)}"
@@ -121,19 +111,15 @@ python npu_family_layers_check() {
 addhandler npu_family_layers_check
 npu_family_layers_check[eventmask] = "bb.event.BuildStarted"
 
-# NXP EULA guard. ACCEPT_FSL_EULA must come from the user (kas/opt/accept-fsl-eula.yml or
-# local.conf), never from this layer. Upstream, fsl-eula-unpack.bbclass fails only in the
-# do_unpack of the first EULA recipe, deep into a build; this stops the build before any task
-# runs. It fires on BuildStarted, not at parse time, so `bitbake -p` and kas-parse still parse
-# the stack, and as an event handler it is part of no task signature.
-# It applies to builds that use NXP's BSP: the machine has the imx-nxp-bsp override
-# (meta-freescale's imx-base.inc) or a meta-imx layer is in BBLAYERS.
+# ACCEPT_FSL_EULA must come from the user. fsl-eula-unpack fails only in the first EULA recipe's
+# do_unpack, deep into a build; this stops an NPU build on NXP's BSP (the imx-nxp-bsp override, or
+# a meta-imx layer) before any task runs, and at BuildStarted, so `bitbake -p` still parses.
 NPU_EULA_KAS_HINT ?= "kas build kas/imx95-verdin.yml:kas/opt/accept-fsl-eula.yml"
 NPU_IMX_COLLECTIONS = "fsl-bsp-release imx-machine-learning fsl-sdk-release"
 
 python npu_eula_guard() {
     data = e.data
-    if data.getVar('ACCEPT_FSL_EULA') == '1':
+    if data.getVar('NPU_ENABLED') != '1' or data.getVar('ACCEPT_FSL_EULA') == '1':
         return
     collections = (data.getVar('BBFILE_COLLECTIONS') or '').split()
     overrides = (data.getVar('MACHINEOVERRIDES') or '').split(':')

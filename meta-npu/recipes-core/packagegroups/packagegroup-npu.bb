@@ -17,6 +17,10 @@ NPU_DAEMON_PKGS ?= ""
 NPU_DEMO_PKGS ?= ""
 NPU_MODEL_PKGS ?= ""
 NPU_TEST_PKGS ?= "npu-tools"
+# Models the user supplies (npu-user-model.bbclass), as "recipe:VARIABLE": the recipe joins the
+# image once VARIABLE, the model's host path, is set.
+NPU_USER_MODELS ?= ""
+NPU_USER_MODEL_PKGS = "${@' '.join(r for r, v in (m.split(':', 1) for m in d.getVar('NPU_USER_MODELS').split()) if d.getVar(v))}"
 
 RDEPENDS:${PN} = " \
     ${NPU_DAEMON_PKGS} \
@@ -26,4 +30,5 @@ RDEPENDS:${PN} = " \
     ${NPU_MODEL_PKGS} \
     ${NPU_RUNTIME_PKGS} \
     ${NPU_TEST_PKGS} \
+    ${NPU_USER_MODEL_PKGS} \
 "

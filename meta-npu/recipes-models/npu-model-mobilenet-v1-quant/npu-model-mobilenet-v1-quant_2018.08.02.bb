@@ -16,7 +16,10 @@ SRC_URI[sha256sum] = "d32432d28673a936b2d6281ab0600c71cf7226dfe4cdcef3012555f691
 
 S = "${UNPACKDIR}/mobilenet"
 
-inherit allarch
+inherit allarch npu-model
+
+NPU_MODEL_INPUTS = "uint8:1x224x224x3"
+NPU_MODEL_FILE = "${D}${datadir}/npu-models/mobilenet_v1_1.0_224_quant.tflite"
 
 do_configure[noexec] = "1"
 do_compile[noexec] = "1"

@@ -13,7 +13,6 @@
 NPU_DRIVER_PKGS:npu-neutron ?= "neutron-udev-rules"
 NPU_RUNTIME_PKGS:npu-neutron ?= "neutron tensorflow-lite"
 NPU_DELEGATE_PKGS:npu-neutron ?= "tensorflow-lite-neutron-delegate"
-# - models: the Neutron-converted model only exists when the user supplied one
-#   (npu-model-neutron: neutron-converter is proprietary host software); the unconverted
-#   reference ships with tensorflow-lite's examples.
-NPU_MODEL_PKGS:npu-neutron ?= "${@'npu-model-neutron' if d.getVar('NPU_NEUTRON_MODEL') else ''}"
+# - models: the Neutron-converted model exists only once the user supplied one (neutron-converter is
+#   proprietary host software); the unconverted reference ships with tensorflow-lite's examples.
+NPU_USER_MODELS:npu-neutron ?= "npu-model-neutron:NPU_NEUTRON_MODEL"
