@@ -154,3 +154,77 @@ IMX95_VERDIN_TREE = {
     "imx95-19x19-evk.dts": IMX95_EVK_DTS,
     "imx95-19x19-verdin.dts": IMX95_VERDIN_DTS,
 }
+
+
+# Milk-V Duo 256M (SG2002): stand-ins for the SoC trees of milkv-duo/duo-buildroot-sdk-v2
+# (build/boards/default/dts: cv181x/cv181x_base.dtsi read at c5adb094 for the TPU node,
+# cv181x_riscv/cv181x_base_riscv.dtsi at 824f3ac2 for its PLIC interrupts), with the node names
+# and labels the board tree relies on, and the memory-map header meta-riscv's U-Boot generates.
+# The lines of cvi_board_memmap.h that meta-riscv's mmap_conv.py generates from that memmap.py
+# (run on meta-riscv 91a2c3df's files; the full header has more, unused here).
+MEMMAP_H = """#define CVIMMAP_FRAMEBUFFER_ADDR 0x8b13e000  /* offset 177.2421875MiB */
+#define CVIMMAP_FRAMEBUFFER_SIZE 0x1c2000  /* 1.7578125MiB */
+#define CVIMMAP_FREERTOS_ADDR 0x8fe00000  /* offset 254.0MiB */
+#define CVIMMAP_FREERTOS_RESERVED_ION_SIZE 0x1600000  /* 22.0MiB */
+#define CVIMMAP_FREERTOS_SIZE 0x200000  /* 2.0MiB */
+#define CVIMMAP_ION_ADDR 0x8b300000  /* offset 179.0MiB */
+#define CVIMMAP_ION_SIZE 0x4b00000  /* 75.0MiB */
+#define CVIMMAP_KERNEL_MEMORY_ADDR 0x80000000  /* offset 0.0KiB */
+#define CVIMMAP_KERNEL_MEMORY_SIZE 0xfe00000  /* 254.0MiB */
+#define CVIMMAP_MONITOR_ADDR 0x80000000  /* offset 0.0KiB */
+#define CVIMMAP_OPENSBI_SIZE 0x80000  /* 512.0KiB */
+"""
+
+# Stand-in for the SDK's cv181x_base_riscv.dtsi (+ cv181x_base.dtsi): only what the board tree
+# relies on, named as there.
+SOC_STUB = """#include "cvi_board_memmap.h"
+/memreserve/ CVIMMAP_MONITOR_ADDR CVIMMAP_OPENSBI_SIZE;
+/ {
+	compatible = "cvitek,cv181x";
+	#address-cells = <2>;
+	#size-cells = <2>;
+	clk: clock-controller {
+		#clock-cells = <1>;
+	};
+	rst: reset-controller {
+		#reset-cells = <1>;
+	};
+	plic0: interrupt-controller@70000000 {
+		reg = <0x0 0x70000000 0x0 0x4000000>;
+		interrupt-controller;
+		#interrupt-cells = <2>;
+		#address-cells = <0>;
+	};
+	TPU_NODE
+	cvitek-ion {
+		compatible = "cvitek,cvitek-ion";
+		heap_carveout@0 {
+			compatible = "cvitek,carveout";
+			memory-region = <&ion_reserved>;
+		};
+	};
+	emmc: cv-emmc@4300000 {
+		reg = <0x0 0x4300000 0x0 0x1000>;
+	};
+	spinand: cv-spinf@4060000 {
+		reg = <0x0 0x4060000 0x0 0x1000>;
+	};
+};
+"""
+TPU_NODE = """tpu {
+		compatible = "cvitek,tpu";
+		reg = <0x0 0x0c100000 0x0 0x1000>, <0x0 0x0c101000 0x0 0x1000>;
+		clocks = <&clk 15>, <&clk 16>;
+		resets = <&rst 7>, <&rst 8>, <&rst 9>;
+		interrupts = <75 4>, <76 4>;
+		interrupt-parent = <&plic0>;
+	};"""
+SD_STUB = "/ {\n\t/delete-node/ cv-emmc@4300000;\n\t/delete-node/ cv-spinf@4060000;\n};\n"
+
+# What the kernel recipe's do_configure puts beside the board tree (arch/riscv/boot/dts/cvitek/).
+CV181X_BOARD_STUBS = {
+    "sg2002/cv181x_base_riscv.dtsi": SOC_STUB.replace("TPU_NODE", TPU_NODE),
+    "sg2002/cv181x_asic_qfn.dtsi": "",
+    "sg2002/cv181x_asic_sd.dtsi": SD_STUB,
+    "sg2002/cvi_board_memmap.h": MEMMAP_H,
+}

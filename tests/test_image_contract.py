@@ -1,0 +1,274 @@
+# SPDX-License-Identifier: MIT
+"""The image and the suite agree: every requirement of every shipped profile is provided by the
+image its kas entry builds, as the committed image facts (tests/data/image-facts/) describe it.
+
+One test per (profile, requirement); a failure is one sentence naming the profile field, the kas
+entry and what the image lacks. The facts must be fresh: their layer digest equals this tree's.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.machinery
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+from types import ModuleType
+
+import jsonschema
+import numpy as np
+import pytest
+import yaml
+from imagecontract import (
+    FACTS_DIR,
+    PROFILE_ENTRIES,
+    ROOT,
+    Image,
+    all_requirements,
+    load_image,
+    profiles_dir,
+    requirements,
+)
+
+SCHEMA = ROOT / "src" / "npu_accept" / "schemas" / "image-facts.schema.json"
+MEASURED = sorted(p.stem for p in FACTS_DIR.glob("*.json") if "derived_from" not in p.read_text())
+DERIVED = sorted(p.stem for p in FACTS_DIR.glob("*.json") if "derived_from" in p.read_text())
+
+
+def image_facts_script() -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("image_facts", str(ROOT / "scripts" / "image-facts"))
+    spec = importlib.util.spec_from_loader("image_facts", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+# ---------------------------------------------------------------- the facts themselves
+
+
+def test_every_profile_entry_has_facts() -> None:
+    stems = {p.stem for p in FACTS_DIR.glob("*.json")}
+    for profile, entries in PROFILE_ENTRIES.items():
+        for entry in entries:
+            assert entry in stems, (
+                f"{profile}: no tests/data/image-facts/{entry}.json; run scripts/image-facts"
+            )
+    assert len(MEASURED) == 5, MEASURED
+
+
+@pytest.mark.parametrize("entry", MEASURED)
+def test_facts_follow_their_schema_and_parsed_without_error(entry: str) -> None:
+    facts = json.loads((FACTS_DIR / f"{entry}.json").read_text())
+    jsonschema.validate(facts, json.loads(SCHEMA.read_text()))
+    assert facts["entry"] == f"kas/{entry}.yml"
+    assert any(line.endswith(" 0 errors.") for line in facts["parse"]["tail"]), facts["parse"]["tail"]
+
+
+@pytest.mark.parametrize("entry", MEASURED)
+def test_facts_are_fresh(entry: str) -> None:
+    script = image_facts_script()
+    facts = json.loads((FACTS_DIR / f"{entry}.json").read_text())
+    kas = script.Entry.parse(":".join([facts["entry"], *facts["fragments"]]))
+    now = script.layer_digest(kas, facts["collections"])
+    made = facts["layer_digest"]
+    changed = sorted(set(now["files"].items()) ^ set(made["files"].items()))
+    names = sorted({name for name, _ in changed})
+    assert now["sha256"] == made["sha256"], (
+        f"tests/data/image-facts/{entry}.json was made from other meta-npu/kas files "
+        f"({', '.join(names[:5])}): run scripts/image-facts for {':'.join(kas.kas_files)} "
+        "as docs/image-facts.md says."
+    )
+
+
+@pytest.mark.parametrize("entry", DERIVED)
+def test_a_derived_entry_names_its_source_and_every_difference(entry: str) -> None:
+    data = json.loads((FACTS_DIR / f"{entry}.json").read_text())
+    assert data["schema"] == "image-facts-derived/1" and data["entry"] == f"kas/{entry}.yml"
+    assert (FACTS_DIR / f"{Path(data['derived_from']).stem}.json").is_file()
+    assert data["not_parsed_because"].endswith(".")
+    for difference in data["differences"]:
+        assert set(difference) == {"what", "measured", "this_entry", "contract"}, difference
+
+
+# ---------------------------------------------------------------- the contract
+
+
+REQUIREMENTS = all_requirements()
+
+
+@pytest.mark.parametrize("requirement", REQUIREMENTS, ids=[r.id for r in REQUIREMENTS])
+def test_the_image_provides_what_the_profile_requires(requirement, tmp_path: Path) -> None:  # noqa: ANN001
+    image = load_image(requirement.entry)
+    verdict = requirement.check(image, tmp_path)
+    assert verdict.problem is None, requirement.sentence(image, verdict.problem)
+
+
+# ---------------------------------------------------------------- a profile asking too much fails
+
+
+def changed_profiles(tmp_path: Path, name: str, change: dict) -> Path:
+    """A copy of the shipped profiles where profile NAME has CHANGE (dotted keys) applied."""
+    directory = tmp_path / "profiles"
+    shutil.copytree(profiles_dir(), directory)
+    data = yaml.safe_load((directory / f"{name}.yaml").read_text())
+    for dotted, value in change.items():
+        node = data
+        *parents, last = dotted.split(".")
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        node[int(last) if last.isdigit() else last] = value
+    (directory / f"{name}.yaml").write_text(yaml.safe_dump(data))
+    return directory
+
+
+def failures(tmp_path: Path, name: str, change: dict, entry: str) -> dict[str, str]:
+    from imagecontract import load_profile
+
+    profile = load_profile(name, changed_profiles(tmp_path, name, change))
+    image = load_image(entry)
+    found = {}
+    for requirement in requirements(name, profile, entry):
+        verdict = requirement.check(image, tmp_path / requirement.field)
+        if verdict.problem:
+            found[requirement.field] = requirement.sentence(image, verdict.problem)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("name", "entry", "change", "field", "words"),
+    [
+        (
+            "rk3588-evb",
+            "rk3588-evb",
+            {"models.0.path": "/usr/share/npu-models/not-installed.rknn"},
+            "models[0].path",
+            "has no recipe that installs the model /usr/share/npu-models/not-installed.rknn",
+        ),
+        (
+            "imx95-verdin",
+            "imx95-verdin-community",
+            {"memory.pool_min_bytes": 256 << 20},
+            "memory.pool_min_bytes",
+            "holds 134217728 bytes, fewer than 268435456",
+        ),
+        (
+            "rk3576-evb",
+            "rk3576-evb",
+            {"memory.sram_bytes": 0x79000},
+            "memory.sram_bytes",
+            "fewer than 495616",
+        ),
+        (
+            "rock-5b",
+            "rock-5b",
+            {"delegate.path": "/usr/lib/libnot_shipped_delegate.so"},
+            "delegate.path",
+            "has no package that installs the delegate (/usr/lib/libnot_shipped_delegate.so)",
+        ),
+        (
+            "rk3588-evb",
+            "rk3588-evb",
+            {"daemon.path": "/usr/bin/no_such_daemon"},
+            "daemon.restart_check",
+            "starts /usr/bin/no_such_daemon",
+        ),
+        (
+            "rock-5b",
+            "rock-5b",
+            {"models.0.inputs.0.random.dtype": "float32"},
+            "models[0].inputs",
+            "taking uint8:1x224x224x3, not float32:1x224x224x3",
+        ),
+        (
+            "milkv-duo256m",
+            "milkv-duo256m",
+            {"memory.ion_min_bytes": 80 << 20},
+            "memory.ion_min_bytes",
+            "fewer than",
+        ),
+    ],
+    ids=[
+        "model-no-recipe-installs",
+        "pool-larger-than-dtb",
+        "sram-larger",
+        "delegate-no-package",
+        "daemon-missing",
+        "input-dtype",
+        "ion-larger",
+    ],
+)
+def test_a_profile_asking_for_what_the_image_lacks_fails_with_its_sentence(
+    name: str, entry: str, change: dict, field: str, words: str, tmp_path: Path
+) -> None:
+    found = failures(tmp_path, name, change, entry)
+    assert field in found, found
+    sentence = found[field]
+    assert words in sentence, sentence
+    assert sentence.startswith(f"Profile {name}, field {field}: the image of kas/{entry}.yml")
+    assert sentence.endswith(".") and "\n" not in sentence
+
+
+def broken_image(entry: str, edit) -> Image:  # noqa: ANN001
+    image = load_image(entry)
+    facts = copy.deepcopy(image.facts)
+    edit(facts)
+    return Image(entry, facts)
+
+
+def test_a_kernel_fragment_without_the_driver_option_fails() -> None:
+    from imagecontract import DRIVERS, driver_problem
+
+    def drop(facts: dict) -> None:
+        for local in facts["recipes"][facts["kernel"]]["layer_files"].values():
+            local.get("options", {}).pop("CONFIG_ROCKCHIP_RKNPU", None)
+
+    problem = driver_problem(broken_image("rk3588-evb", drop), DRIVERS["rknpu"], "rknpu")
+    assert problem and "CONFIG_ROCKCHIP_RKNPU" in problem
+
+
+def test_a_boot_tree_without_the_npu_fragment_fails(tmp_path: Path) -> None:
+    from imagecontract import memory_verdict
+
+    def unhook(facts: dict) -> None:
+        facts["recipes"][facts["kernel"]]["variables"]["NPU_DTS_FRAGMENT"] = ""
+
+    verdict = memory_verdict(broken_image("imx95-verdin-community", unhook), tmp_path, "pool_min_bytes", 1)
+    assert verdict.problem and "has no memory-region region" in verdict.problem
+
+
+# ---------------------------------------------------------------- model inputs read from the file
+
+
+def tflite_inputs(data: bytes) -> list[str]:
+    from bbevents import parsed_classes
+
+    with parsed_classes([ROOT / "meta-npu" / "classes" / "npu-model.bbclass"], {}) as bbc:
+        return bbc.function("npu_tflite_inputs")(data)
+
+
+@pytest.mark.parametrize("which", ["FACE_DETECTION", "FACE_LANDMARK"])
+def test_the_build_reads_a_real_models_input_as_tflite_does(which: str) -> None:
+    import models
+    from ai_edge_litert.interpreter import Interpreter
+
+    path = models.model_path(getattr(models, which))
+    interpreter = Interpreter(model_path=str(path))
+    expected = [
+        f"{np.dtype(d['dtype']).name}:{'x'.join(str(s) for s in d['shape'])}"
+        for d in interpreter.get_input_details()
+    ]
+    assert tflite_inputs(path.read_bytes()) == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b"not a model at all", 'no TFLite file identifier "TFL3"'),
+        (b"\x10\x00\x00\x00TFL3\x00", "the file ends at byte"),
+    ],
+    ids=["not-tflite", "truncated"],
+)
+def test_an_unreadable_model_is_one_reason(data: bytes, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        tflite_inputs(data)
