@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import yaml
 from boardtrees import CV181X_BOARD_STUBS, IMX95_VERDIN_TREE, RK3576_SOC, RK3588_SOC
 from devicetree import DeviceTreeError, apply_dts_include, cells, compile_dts, fdtget, properties, walk
@@ -183,6 +184,17 @@ def providers(image: Image, path: str) -> list[Provider]:
                 found.append(Provider(pn, pkg, "do_install"))
             elif path in files:
                 found.append(Provider(pn, pkg, "FILES"))
+            elif path in declared_models(recipe):
+                found.append(Provider(pn, pkg, "NPU_MODELS"))
+    return found
+
+
+def declared_models(recipe: dict) -> dict[str, list[str]]:
+    """NPU_MODELS of a recipe (npu-model.bbclass, checked by the build): path -> declared inputs."""
+    found = {}
+    for word in (recipe["variables"].get("NPU_MODELS") or "").split():
+        path, _, inputs = word.partition("=")
+        found[path] = inputs.split(",") if inputs else []
     return found
 
 
@@ -355,19 +367,28 @@ def model_path_verdict(image: Image, path: str) -> Verdict:
     return Verdict(f"has no recipe that installs the model {path}, and no user opt-in for it")
 
 
-def model_inputs_verdict(image: Image, model: dict) -> Verdict:
-    wanted = [
-        f"{i['random']['dtype']}:{'x'.join(str(d) for d in i['random']['shape'])}"
-        for i in model["inputs"]
-        if "random" in i
-    ]
+def profile_inputs(model: dict, directory: Path) -> list[str]:
+    """The inputs a profile feeds MODEL, as "dtype:d0xd1...": random specs, or .npy files' headers."""
+    found = []
+    for spec in model["inputs"]:
+        if "random" in spec:
+            dtype, shape = spec["random"]["dtype"], spec["random"]["shape"]
+        else:
+            array = np.load(directory / spec["file"], mmap_mode="r", allow_pickle=False)
+            dtype, shape = array.dtype.name, array.shape
+        found.append(f"{dtype}:{'x'.join(str(d) for d in shape)}")
+    return found
+
+
+def model_inputs_verdict(image: Image, model: dict, directory: Path) -> Verdict:
+    wanted = profile_inputs(model, directory)
     found = providers(image, model["path"])
     pn = found[0].recipe if found else user_model_for(image, model["path"])
-    declared = (image.recipe(pn)["variables"].get("NPU_MODEL_INPUTS") or "").split() if pn else []
+    declared = declared_models(image.recipe(pn)).get(model["path"], []) if pn else []
     if not declared:
-        return Verdict(f"declares no input for {model['path']} (NPU_MODEL_INPUTS of {pn or 'no recipe'})")
-    if wanted and wanted != declared:
-        return Verdict(f"installs {model['path']} taking {' '.join(declared)}, not {' '.join(wanted)}")
+        return Verdict(f"declares no input for {model['path']} (NPU_MODELS of {pn or 'no recipe'})")
+    if wanted != declared:
+        return Verdict(f"installs {model['path']} taking {','.join(declared)}, not {','.join(wanted)}")
     return Verdict(None)
 
 
@@ -441,7 +462,7 @@ def stack_requirements(name: str, profile: dict, entry: str) -> list[Requirement
     return out
 
 
-def model_requirements(name: str, profile: dict, entry: str) -> list[Requirement]:
+def model_requirements(name: str, profile: dict, entry: str, directory: Path) -> list[Requirement]:
     out = []
     for index, model in enumerate(profile.get("models", [])):
         out.append(
@@ -458,18 +479,21 @@ def model_requirements(name: str, profile: dict, entry: str) -> list[Requirement
             )
         out.append(
             Requirement(
-                name, entry, f"models[{index}].inputs", lambda i, _w, m=model: model_inputs_verdict(i, m)
+                name,
+                entry,
+                f"models[{index}].inputs",
+                lambda i, _w, m=model: model_inputs_verdict(i, m, directory),
             )
         )
     return out
 
 
-def requirements(name: str, profile: dict, entry: str) -> list[Requirement]:
-    """Every requirement PROFILE puts on a board, against the image of ENTRY."""
+def requirements(name: str, profile: dict, entry: str, directory: Path | None = None) -> list[Requirement]:
+    """Every requirement PROFILE (read from DIRECTORY) puts on a board, against the image of ENTRY."""
     return [
         *driver_requirements(name, profile, entry),
         *stack_requirements(name, profile, entry),
-        *model_requirements(name, profile, entry),
+        *model_requirements(name, profile, entry, directory or profiles_dir()),
     ]
 
 
@@ -478,5 +502,5 @@ def all_requirements(directory: Path | None = None) -> list[Requirement]:
     for name, entries in PROFILE_ENTRIES.items():
         profile = load_profile(name, directory)
         for entry in entries:
-            found += requirements(name, profile, entry)
+            found += requirements(name, profile, entry, directory)
     return found

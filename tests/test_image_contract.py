@@ -125,10 +125,11 @@ def changed_profiles(tmp_path: Path, name: str, change: dict) -> Path:
 def failures(tmp_path: Path, name: str, change: dict, entry: str) -> dict[str, str]:
     from imagecontract import load_profile
 
-    profile = load_profile(name, changed_profiles(tmp_path, name, change))
+    directory = changed_profiles(tmp_path, name, change)
+    profile = load_profile(name, directory)
     image = load_image(entry)
     found = {}
-    for requirement in requirements(name, profile, entry):
+    for requirement in requirements(name, profile, entry, directory):
         verdict = requirement.check(image, tmp_path / requirement.field)
         if verdict.problem:
             found[requirement.field] = requirement.sentence(image, verdict.problem)

@@ -1,14 +1,13 @@
 # SPDX-License-Identifier: MIT
-# npu-model.bbclass: a model recipe declares the input its model takes (NPU_MODEL_INPUTS, one
-# "dtype:d0xd1x..." per input, in order) and the build checks the installed file against it, so the
-# declaration the image facts carry (and the acceptance profile is held against) is the file's own.
-#
-# NPU_MODEL_FILE: the installed model under ${D}. TFLite flatbuffers are read here (schema.fbs of
-# TensorFlow Lite: Model.subgraphs[0].inputs -> Tensor.shape/type); other formats carry no
-# documented header this layer can read, so their declaration stays unchecked at build time.
+# npu-model.bbclass: a recipe that installs models for the acceptance suite lists them, with the
+# input each takes, in NPU_MODELS: "PATH=INPUT[,INPUT...]" words, PATH on the board, INPUT
+# "dtype:d0xd1x...". The build checks that every PATH is installed and that a .tflite file takes
+# the declared inputs (schema.fbs of TensorFlow Lite: Model.subgraphs[0].inputs -> Tensor.shape and
+# type), so the list the image facts carry, and the profiles are held against, is the files' own.
+# .rknn and .cvimodel files have no documented layout the build could read: their inputs stay
+# declared only.
 
-NPU_MODEL_INPUTS ?= ""
-NPU_MODEL_FILE ?= ""
+NPU_MODELS ?= ""
 
 # TensorType values of TensorFlow Lite's schema.fbs.
 def npu_tflite_type_name(code):
@@ -63,20 +62,27 @@ def npu_tflite_inputs(data):
         inputs.append('%s:%s' % (npu_tflite_type_name(code), 'x'.join(str(s) for s in shape)))
     return inputs
 
-python npu_check_model_inputs() {
-    path = d.getVar('NPU_MODEL_FILE')
-    declared = (d.getVar('NPU_MODEL_INPUTS') or '').split()
-    if not path.endswith('.tflite') or not declared:
-        return
-    with open(path, 'rb') as model:
-        data = model.read()
-    try:
-        found = npu_tflite_inputs(data)
-    except ValueError as error:
-        bb.fatal('%s is not a readable TFLite model: %s.' % (path, error))
-    if found != declared:
-        bb.fatal('%s takes %s but NPU_MODEL_INPUTS declares %s: correct NPU_MODEL_INPUTS or ship the '
-                 'model the recipe means.' % (path, ' '.join(found), ' '.join(declared)))
+python npu_check_models() {
+    import os
+    image = d.getVar('D')
+    for word in (d.getVar('NPU_MODELS') or '').split():
+        path, _, inputs = word.partition('=')
+        installed = image + path
+        if not os.path.isfile(installed):
+            bb.fatal('NPU_MODELS names %s but do_install did not install it: install it or correct '
+                     'NPU_MODELS.' % path)
+        declared = inputs.split(',') if inputs else []
+        if not path.endswith('.tflite') or not declared:
+            continue
+        with open(installed, 'rb') as model:
+            data = model.read()
+        try:
+            found = npu_tflite_inputs(data)
+        except ValueError as error:
+            bb.fatal('%s is not a readable TFLite model: %s.' % (path, error))
+        if found != declared:
+            bb.fatal('%s takes %s but NPU_MODELS declares %s: correct NPU_MODELS or ship the model '
+                     'the recipe means.' % (path, ','.join(found), ','.join(declared)))
 }
-do_install[postfuncs] += "npu_check_model_inputs"
-do_install[vardeps] += "NPU_MODEL_INPUTS NPU_MODEL_FILE"
+do_install[postfuncs] += "npu_check_models"
+do_install[vardeps] += "NPU_MODELS"

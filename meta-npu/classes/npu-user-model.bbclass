@@ -20,7 +20,9 @@ NPU_USER_MODEL_UNPACKED = "${UNPACKDIR}/${@(d.getVar('NPU_USER_MODEL') or '').ls
 
 inherit allarch npu-model
 
-NPU_MODEL_FILE = "${D}${NPU_USER_MODEL_TARGET}"
+# The recipe sets NPU_USER_MODEL_INPUTS, the input its model takes.
+NPU_USER_MODEL_INPUTS ?= ""
+NPU_MODELS = "${NPU_USER_MODEL_TARGET}=${NPU_USER_MODEL_INPUTS}"
 
 # Without a model it cannot build, so `bitbake world` leaves it alone.
 EXCLUDE_FROM_WORLD = "1"

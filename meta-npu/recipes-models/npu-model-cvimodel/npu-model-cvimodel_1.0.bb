@@ -20,6 +20,6 @@ NPU_USER_MODEL_TARGET = "${datadir}/npu-models/yolov5_cv181x_int8_sym.cvimodel"
 NPU_USER_MODEL_HINT = "NPU_CVI_MODEL is not set: compile the model with TPU-MLIR for cv181x (see the layer README) and set NPU_CVI_MODEL and NPU_CVI_MODEL_SHA256 in local.conf."
 # --quant_input strips the input cast (TPU-MLIR model_deploy), so the model takes the INT8 tensor
 # of model_transform's 1x3x640x640 input.
-NPU_MODEL_INPUTS = "int8:1x3x640x640"
+NPU_USER_MODEL_INPUTS = "int8:1x3x640x640"
 
 inherit npu-user-model

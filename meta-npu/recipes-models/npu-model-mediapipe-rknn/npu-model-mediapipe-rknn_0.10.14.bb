@@ -26,7 +26,19 @@ SRC_URI[sha256sum] = "a807328339e7356fda0bb14df12fedbf1d33bdf81649c5f8666b0026b1
 
 S = "${UNPACKDIR}/mediapipe"
 
-inherit allarch
+inherit allarch npu-model
+
+# What the acceptance profiles run, with the inputs the application passes (rknn-models.json; the
+# .tflite ones the build reads back from the files). The .rknn tensors themselves are INT8 NHWC:
+# librknnrt quantizes the float32 input (pass_through = 0).
+NPU_MODELS = " \
+    ${datadir}/npu-models/face_detection_short_range.tflite=float32:1x128x128x3 \
+    ${datadir}/npu-models/face_landmark.tflite=float32:1x192x192x3 \
+    ${datadir}/npu-models/rknn/rk3588/face_detection_short_range.rknn=float32:1x128x128x3 \
+    ${datadir}/npu-models/rknn/rk3588/face_landmark.rknn=float32:1x192x192x3 \
+    ${datadir}/npu-models/rknn/rk3576/face_detection_short_range.rknn=float32:1x128x128x3 \
+    ${datadir}/npu-models/rknn/rk3576/face_landmark.rknn=float32:1x192x192x3 \
+"
 
 # The wheel is a zip file under another name: base.bbclass adds unzip-native only for a .zip URL.
 do_unpack[depends] += "unzip-native:do_populate_sysroot"

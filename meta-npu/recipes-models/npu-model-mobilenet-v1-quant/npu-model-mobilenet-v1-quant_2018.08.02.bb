@@ -18,8 +18,7 @@ S = "${UNPACKDIR}/mobilenet"
 
 inherit allarch npu-model
 
-NPU_MODEL_INPUTS = "uint8:1x224x224x3"
-NPU_MODEL_FILE = "${D}${datadir}/npu-models/mobilenet_v1_1.0_224_quant.tflite"
+NPU_MODELS = "${datadir}/npu-models/mobilenet_v1_1.0_224_quant.tflite=uint8:1x224x224x3"
 
 do_configure[noexec] = "1"
 do_compile[noexec] = "1"

@@ -22,6 +22,6 @@ NPU_USER_MODEL_SHA256 = "${NPU_NEUTRON_MODEL_SHA256}"
 NPU_USER_MODEL_TARGET = "${datadir}/npu-models/mobilenet_v1_1.0_224_quant_neutron.tflite"
 NPU_USER_MODEL_HINT = "NPU_NEUTRON_MODEL is not set: convert the model with neutron-converter --target imx95 and set NPU_NEUTRON_MODEL and NPU_NEUTRON_MODEL_SHA256 in local.conf (see this recipe)."
 # What the converted model takes: the input of the MobileNet it was converted from.
-NPU_MODEL_INPUTS = "uint8:1x224x224x3"
+NPU_USER_MODEL_INPUTS = "uint8:1x224x224x3"
 
 inherit npu-user-model

@@ -6,10 +6,8 @@ rknn_mobilenet_demo /usr/share/rknn_mobilenet_demo/model/<SOC>/mobilenet_v1.rknn
 /usr/share/rknn_mobilenet_demo/model/dog_224x224.jpg"
 
 RKNN_DEMO = "rknn_mobilenet_demo"
-RKNN_DEMO_MODEL = "mobilenet_v1.rknn"
 # The demo's documented input is a 224x224 RGB image (model/dog_224x224.jpg), fed as uint8 NHWC.
-# The .rknn format is undocumented, so no build step can read this from the file.
-NPU_MODEL_INPUTS = "uint8:1x224x224x3"
+NPU_MODELS = "${datadir}/${RKNN_DEMO}/model/${RKNN_TARGET_SOC}/mobilenet_v1.rknn=uint8:1x224x224x3"
 
 require rknn-demo.inc
 
