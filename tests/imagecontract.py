@@ -81,6 +81,7 @@ BASE_TREES: dict[str, dict[str, str]] = {
 class Verdict:
     problem: str | None  # what the image lacks, or None when it provides the requirement
     note: str = ""  # how it is provided, when that needs saying (a user opt-in)
+    opt_in: str = ""  # the opt-in recipe that provides it once the user supplies the model
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,8 @@ class Image:
     packages: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.kas = ":".join([self.facts["entry"], *self.facts["fragments"]])
+        if not self.kas:
+            self.kas = ":".join([self.facts["entry"], *self.facts["fragments"]])
         self.packages = package_closure(self.facts)
 
     def recipe(self, pn: str) -> dict:
@@ -142,7 +144,8 @@ def load_image(stem: str) -> Image:
     data = json.loads((FACTS_DIR / f"{stem}.json").read_text())
     if data.get("schema") == "image-facts-derived/1":
         base = load_image(Path(data["derived_from"]).stem)
-        return Image(data["entry"], base.facts, derived_from=data["derived_from"])
+        kas = ":".join([data["entry"], *data["fragments"]]) + f" (derived from {data['derived_from']})"
+        return Image(stem, base.facts, kas=kas, derived_from=data["derived_from"])
     return Image(stem, data)
 
 
@@ -363,7 +366,7 @@ def model_path_verdict(image: Image, path: str) -> Verdict:
     opt_in = user_model_for(image, path)
     if opt_in:
         hint = image.recipe(opt_in)["variables"].get("NPU_USER_MODEL_HINT", "")
-        return Verdict(None, f"through the user opt-in {opt_in} (sha256-verified): {hint}")
+        return Verdict(None, f"through the user opt-in {opt_in} (sha256-verified): {hint}", opt_in)
     return Verdict(f"has no recipe that installs the model {path}, and no user opt-in for it")
 
 
@@ -504,3 +507,36 @@ def all_requirements(directory: Path | None = None) -> list[Requirement]:
         for entry in entries:
             found += requirements(name, profile, entry, directory)
     return found
+
+
+# ---------------------------------------------------------------- the README's "image ⇄ suite" cell
+
+
+def tally_cell(entry: str, directory: Path | None = None) -> str:
+    """ "N/M" requirements the image of ENTRY provides, what is missing, and what needs an opt-in."""
+    import tempfile
+
+    image = load_image(entry)
+    provided, missing, opt_ins = 0, [], set()
+    reqs = [r for r in all_requirements(directory) if r.entry == entry]
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, requirement in enumerate(reqs):
+            verdict = requirement.check(image, Path(tmp) / str(index))
+            if verdict.problem:
+                missing.append(requirement.field)
+            else:
+                provided += 1
+            if verdict.opt_in:
+                opt_ins.add(verdict.opt_in)
+    cell = f"{provided}/{len(reqs)}"
+    if missing:
+        cell += f"; missing: {', '.join(missing)}"
+    if opt_ins:
+        cell += f"; models through the user opt-in {', '.join(sorted(opt_ins))}"
+    return cell
+
+
+if __name__ == "__main__":
+    for stems in PROFILE_ENTRIES.values():
+        for stem in stems:
+            print(f"kas/{stem}.yml: {tally_cell(stem)}")

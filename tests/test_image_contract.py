@@ -13,6 +13,8 @@ import importlib.machinery
 import importlib.util
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -40,6 +42,7 @@ def image_facts_script() -> ModuleType:
     loader = importlib.machinery.SourceFileLoader("image_facts", str(ROOT / "scripts" / "image-facts"))
     spec = importlib.util.spec_from_loader("image_facts", loader)
     module = importlib.util.module_from_spec(spec)
+    sys.modules["image_facts"] = module  # dataclasses look their module up there
     loader.exec_module(module)
     return module
 
@@ -273,3 +276,102 @@ def test_the_build_reads_a_real_models_input_as_tflite_does(which: str) -> None:
 def test_an_unreadable_model_is_one_reason(data: bytes, words: str) -> None:
     with pytest.raises(ValueError, match=words):
         tflite_inputs(data)
+
+
+# ---------------------------------------------------------------- scripts/image-facts itself
+
+
+def test_bitbake_e_output_is_read_as_bitbake_writes_it() -> None:
+    script = image_facts_script()
+    text = (
+        '#\n# $SRC_URI [2 operations]\n#   set /x/a.bb:3\n#     "file://a"\n'
+        'SRC_URI="file://a.cfg \\\n    file://b.dtsi"\n'
+        'export PATH="/usr/bin"\n'
+        'DESCRIPTION="says \\"hi\\" for \\$5 \\`now\\`"\n'
+        'PREFERRED_PROVIDER_virtual/kernel="linux-imx"\n'
+        'FILES:librknnrt="/usr/lib/librknnrt.so"\n'
+        "do_install() {\n    install -m 0644 a b\n}\n"
+    )
+    variables, functions = script.parse_environment(text)
+    assert variables["SRC_URI"] == "file://a.cfg\n    file://b.dtsi"
+    assert variables["PATH"] == "/usr/bin"
+    assert variables["DESCRIPTION"] == 'says "hi" for $5 `now`'
+    assert variables["PREFERRED_PROVIDER_virtual/kernel"] == "linux-imx"
+    assert variables["FILES:librknnrt"] == "/usr/lib/librknnrt.so"
+    assert functions["do_install"] == "    install -m 0644 a b"
+
+
+def test_sections_are_found_among_other_log_lines() -> None:
+    script = image_facts_script()
+    log = (
+        "2026-01-01 12:00:00 - INFO     - kas 5.5 started\n"
+        '@@image-facts:begin parse@@\n{"tail": ["x"]}\n@@image-facts:end parse@@\n'
+        "NOTE: something\n"
+        '@@image-facts:begin recipe mesa@@\n{"a": 1}\n@@image-facts:end recipe mesa@@\n'
+    )
+    assert script.sections(log) == {"parse": {"tail": ["x"]}, "recipe mesa": {"a": 1}}
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "image-facts"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        ((), 2, "no kas entry given"),
+        (("kas/no-such-board.yml",), 2, "kas/no-such-board.yml does not exist"),
+        (
+            ("--from-output", "/nonexistent/log", "--entry", "kas/rock-5b.yml"),
+            2,
+            "cannot read /nonexistent/log",
+        ),
+        (("--from-output", "LOG", "--entry", "kas/rock-5b.yml"), 1, 'holds no "parse" section'),
+    ],
+    ids=["no-entry", "unknown-entry", "unreadable-log", "log-without-sections"],
+)
+def test_bad_input_is_one_sentence_and_an_exit_code(
+    args: tuple[str, ...], code: int, words: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "kas.log"
+    log.write_text("kas: ERROR - something else went wrong\n")
+    proc = run_script(*(str(log) if a == "LOG" else a for a in args))
+    assert proc.returncode == code
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and lines[0].endswith("."), proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_digest_leaves_out_the_on_target_tool_sources_and_other_vendors_layers() -> None:
+    script = image_facts_script()
+    entry = script.Entry.parse("kas/rock-5b.yml")
+    files = script.digested_files(entry, ["core", "rockchip"])
+    assert "kas/rock-5b.yml" in files and "kas/base.yml" in files
+    assert "meta-npu/recipes-tools/npu-tools/npu-tools_1.0.0.bb" in files
+    assert not any(f.startswith("meta-npu/recipes-tools/npu-tools/files/") for f in files)
+    assert not any(f.startswith("meta-npu/dynamic-layers/riscv-layer/") for f in files)
+    assert any(f.startswith("meta-npu/dynamic-layers/rockchip/") for f in files)
+
+
+def test_the_readme_boards_table_states_the_contract_tally() -> None:
+    from imagecontract import tally_cell
+
+    readme = (ROOT / "README.md").read_text().splitlines()
+    headers = [i for i, line in enumerate(readme) if line.startswith("|") and "image ⇄ suite" in line]
+    assert headers, 'README.md has no boards table column "image ⇄ suite": add it (docs/image-facts.md).'
+    columns = [c.strip() for c in readme[headers[0]].strip("|").split("|")]
+    column = columns.index("image ⇄ suite")
+    for stems in PROFILE_ENTRIES.values():
+        for stem in stems:
+            rows = [line for line in readme if line.startswith("|") and f"`kas/{stem}.yml`" in line]
+            assert rows, f"README.md's boards table has no row for kas/{stem}.yml."
+            cell = [c.strip() for c in rows[0].strip("|").split("|")][column]
+            assert cell == tally_cell(stem), (
+                f"README.md says {cell!r} for kas/{stem}.yml; the contract says so otherwise."
+            )

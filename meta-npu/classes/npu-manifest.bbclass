@@ -1,27 +1,7 @@
 # SPDX-License-Identifier: MIT
-# npu-manifest.bbclass: writes the build manifest of an NPU image.
-#
-# Path on the target: /usr/share/meta-npu/build-manifest.json (NPU_MANIFEST_PATH), schema
-# "npu-build-manifest/1" as docs/design.md ("Build manifest") defines it. The acceptance suite
-# (npu-info) reads it on the board and compares the board against it.
-#
-# When: at image time, as a ROOTFS_POSTPROCESS_COMMAND of do_rootfs.
-#
-# How each fact is obtained (do_rootfs runs in the image's datastore, which holds none of the
-# other recipes' variables, so those come from pkgdata, the only per-recipe record BitBake
-# hands to the rootfs step):
-# - npu_family, machine, distro, image: NPU_FAMILY, MACHINE, DISTRO, PN of the image.
-# - kernel/driver/runtime/delegate/daemon recipe names: PREFERRED_PROVIDER_virtual/kernel and
-#   the per-family NPU_*_RECIPE flags of npu-base.bbclass.
-# - their version and SRCREV: npu-base.bbclass adds NPU_VERSION and NPU_SRCREV to PKGDATA_VARS
-#   of exactly those recipes (only with the NPU integration on), so do_package writes them to
-#   ${PKGDATA_DIR}/runtime/<package>; here oe.packagedata.read_subpkgdata_dict() reads them
-#   back. do_rootfs depends on their do_packagedata. A recipe without a git source has no
-#   SRCREV: the manifest says null.
-# - driver.version: for a driver built into the kernel, the version the driver itself reports
-#   at run time (NPU_DRIVER_VERSION flag), so the suite compares like with like.
-# - models: every regular file under ${IMAGE_ROOTFS}${NPU_MODELS_DIR}, with its sha256,
-#   hashed from the rootfs itself.
+# npu-manifest.bbclass: writes the image's build manifest (docs/design.md, "Build manifest") at
+# do_rootfs time. The rootfs datastore holds no other recipe's variables, so the role recipes'
+# version and SRCREV come back through pkgdata (npu-base.bbclass adds them to PKGDATA_VARS).
 
 NPU_MANIFEST_PATH ?= "${datadir}/meta-npu/build-manifest.json"
 NPU_MODELS_DIR ?= "${datadir}/npu-models"

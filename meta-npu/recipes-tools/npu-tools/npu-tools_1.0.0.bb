@@ -9,8 +9,6 @@ LICENSE = "MIT"
 # nooelint: oelint.var.licenseremotefile
 LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/MIT;md5=0835ade698e0bcf8506ecda2f7b4f302"
 
-# The tool sources live in this layer (files/); the launchers find the npu_target package in
-# ${datadir}/npu-tools.
 SRC_URI = " \
     file://npu-info \
     file://npu-run \

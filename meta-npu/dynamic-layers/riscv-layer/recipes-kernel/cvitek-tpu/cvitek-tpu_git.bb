@@ -6,10 +6,8 @@ DESCRIPTION = "Out-of-tree kernel modules from sophgo/osdrv interdrv/: <chip>_tp
 and <chip>_sys.ko, whose symbols <chip>_base.ko links against. <chip> is cv181x for SG2002/SG2000 \
 (Milk-V Duo 256M, Duo S) and cv180x for CV1800B (Milk-V Duo)."
 HOMEPAGE = "https://github.com/sophgo/osdrv"
-# osdrv has no licence file. The TPU driver's header grants "GPL v2 or (at your option) any
-# later version" (interdrv/tpu/common/cvi_tpu_interface.c lines 1-12) and all three modules
-# declare MODULE_LICENSE("GPL"); base.c and sys.c carry no header of their own, so their
-# licence is taken from that MODULE_LICENSE line (base.c line 1112, sys.c line 942).
+# No licence file: the TPU driver's header grants GPL-2.0-or-later, and all three modules declare
+# MODULE_LICENSE("GPL").
 LICENSE = "GPL-2.0-or-later"
 LIC_FILES_CHKSUM = " \
     file://interdrv/tpu/common/cvi_tpu_interface.c;beginline=1;endline=12;md5=d80b136c443765b8ac342dd2dcba24c2 \
