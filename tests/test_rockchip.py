@@ -277,6 +277,23 @@ def test_board_dts_missing_stops_the_build_with_one_sentence(tmp_path: Path) -> 
     ]
 
 
+@pytest.mark.parametrize("soc", SOCS.values(), ids=lambda s: s.name)
+def test_the_buildroot_board_tree_gives_the_npu_the_same_sram(soc: Soc, tmp_path: Path) -> None:
+    """The Buildroot board trees (rk3588-evb/rk3588-evb1-lp4-v10-linux.dts,
+    rk3576-evb/rk3576-evb1-v10-linux.dts) include the BSP board tree and this layer's fragment,
+    the one source of both builds."""
+    board = Path(soc.board_dtb).with_suffix(".dts").name
+    buildroot_tree = ROOT / "buildroot" / "board" / "rockchip" / board.split("1-")[0] / board
+    dts = tmp_path / "dts"
+    (dts / "rockchip").mkdir(parents=True)
+    (dts / "rockchip" / f"{soc.name}-soc.dtsi").write_text(soc.soc_dtsi)
+    (dts / "rockchip" / board).write_text(f'/dts-v1/;\n#include "{soc.name}-soc.dtsi"\n')
+    (dts / soc.fragment.name).write_text(soc.fragment.read_text())
+    (dts / board).write_text(buildroot_tree.read_text())
+    npu = check_npu_sram(compile_dts(dts / board, tmp_path / "board.dtb"), soc)
+    assert npu.size == soc.expected_bytes
+
+
 # --- server and runtime versions --------------------------------------------------------------
 
 
