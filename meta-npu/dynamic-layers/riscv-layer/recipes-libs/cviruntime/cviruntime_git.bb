@@ -29,6 +29,8 @@ do_install:append() {
     # Vendor SDK helpers installed at the prefix root (envs_tpu_sdk.sh, regression_*.sh)
     # assume the SDK tarball layout, not /usr: leave them out of the image.
     rm -f ${D}${prefix}/*.sh
+    # The library the acceptance profile and npu-run's cvi backend load.
+    [ -f ${D}${libdir}/libcviruntime.so ] || bbfatal "CMake installed no ${libdir}/libcviruntime.so: the runtime's install rules changed."
 }
 
 # libcviruntime.so is unversioned (no SONAME version): it is the runtime, not a dev symlink.
