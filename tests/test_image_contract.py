@@ -281,26 +281,6 @@ def test_an_unreadable_model_is_one_reason(data: bytes, words: str) -> None:
 # ---------------------------------------------------------------- scripts/image-facts itself
 
 
-def test_bitbake_e_output_is_read_as_bitbake_writes_it() -> None:
-    script = image_facts_script()
-    text = (
-        '#\n# $SRC_URI [2 operations]\n#   set /x/a.bb:3\n#     "file://a"\n'
-        'SRC_URI="file://a.cfg \\\n    file://b.dtsi"\n'
-        'export PATH="/usr/bin"\n'
-        'DESCRIPTION="says \\"hi\\" for \\$5 \\`now\\`"\n'
-        'PREFERRED_PROVIDER_virtual/kernel="linux-imx"\n'
-        'FILES:librknnrt="/usr/lib/librknnrt.so"\n'
-        "do_install() {\n    install -m 0644 a b\n}\n"
-    )
-    variables, functions = script.parse_environment(text)
-    assert variables["SRC_URI"] == "file://a.cfg\n    file://b.dtsi"
-    assert variables["PATH"] == "/usr/bin"
-    assert variables["DESCRIPTION"] == 'says "hi" for $5 `now`'
-    assert variables["PREFERRED_PROVIDER_virtual/kernel"] == "linux-imx"
-    assert variables["FILES:librknnrt"] == "/usr/lib/librknnrt.so"
-    assert functions["do_install"] == "    install -m 0644 a b"
-
-
 def test_sections_are_found_among_other_log_lines() -> None:
     script = image_facts_script()
     log = (
