@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -202,21 +201,6 @@ def test_layer_conf_inherits_the_global_class_only_with_the_npu_feature(
 
     with parsed_classes([LAYER_CONF], {"LAYERDIR": str(LAYER), "MACHINE_FEATURES": features}) as bbc:
         assert bbc.data.getVar("INHERIT").split() == inherited.split()
-
-
-def test_the_family_table_is_one_delimited_block_and_names_every_family() -> None:
-    text = CLASSES[0].read_text()
-    start, end = text.index("# ---- family table"), text.index("# ---- end of the family table")
-    table = text[start:end]
-    families = {"neutron", "rknpu", "rocket", "cvitek-tpu"}
-    for family in families:
-        assert f"NPU_RUNTIME_RECIPE[{family}]" in table and f"NPU_FAMILY_LAYERS[{family}]" in table
-    outside = text[:start] + text[end:]
-    assert not re.search(r"NPU_\w+_RECIPE\[|NPU_FAMILY_LAYERS\[|NPU_DRIVER_VERSION\[", outside)
-    for kas in (ROOT / "kas").rglob("*.yml"):
-        assert "_RECIPE[" not in kas.read_text(), (
-            f"{kas.name} sets family-table flags; they live in npu-base.bbclass"
-        )
 
 
 def test_the_eula_guard_leaves_other_machines_alone() -> None:
