@@ -58,6 +58,18 @@ DEVICES = {
     "/dev/cvi-tpu0": Driver(module="cv181x_tpu"),
 }
 FIRMWARE_DIRS = ("/lib/firmware", "/usr/lib/firmware")
+# Vendor recipes that install by glob or from their build directory: what their do_install copies
+# and the upstream file that shows the path is among it (docs/PROVENANCE.md, "Layer").
+VENDOR_INSTALLS = {
+    ("neutron", "/usr/lib/firmware/NeutronFirmware.elf"): (
+        "/imx95/firmware/* ",
+        "nxp-imx/neutron imx95/firmware/NeutronFirmware.elf (read at 2b12bade)",
+    ),
+    ("tensorflow-lite-neutron-delegate", "/usr/lib/libneutron_delegate.so"): (
+        "/build/lib*.so*",
+        "nxp-imx/tflite-neutron-delegate CMakeLists.txt: add_library(neutron_delegate SHARED), at 0d9138b7",
+    ),
+}
 # Programs an init script may start that restart the daemon whenever it exits: the RKNN SDK's
 # start_rknn.sh runs rknn_server in a loop (rknpu2/runtime/Linux/rknn_server/*/usr/bin).
 RESTARTING_WRAPPERS = {"/usr/bin/start_rknn.sh"}
@@ -189,6 +201,8 @@ def providers(image: Image, path: str) -> list[Provider]:
                 found.append(Provider(pn, pkg, "FILES"))
             elif path in declared_models(recipe):
                 found.append(Provider(pn, pkg, "NPU_MODELS"))
+            elif (pn, path) in VENDOR_INSTALLS and VENDOR_INSTALLS[pn, path][0] in recipe["do_install"]:
+                found.append(Provider(pn, pkg, "vendor"))
     return found
 
 

@@ -143,6 +143,17 @@ def test_npu_family_defaults_to_neutron_on_the_imx95_nxp_bsp_only() -> None:
         assert bbc.data.getVar("NPU_FAMILY") == "none"
 
 
+def test_a_recipe_of_the_layer_keeps_the_machines_default_family() -> None:
+    from bbevents import parsed_classes
+
+    family = LAYER / "classes" / "npu-family.bbclass"
+    with parsed_classes([*CLASSES, family], dict(config(), NPU_ENABLED="1")) as bbc:
+        assert bbc.data.getVar("NPU_FAMILY") == "neutron"
+        assert "npu-neutron" in bbc.data.getVar("OVERRIDES").split(":")
+    with parsed_classes([family], {"OVERRIDES": "linux"}) as bbc:
+        assert "npu-none" in bbc.data.getVar("OVERRIDES").split(":")
+
+
 def test_an_unknown_npu_family_stops_the_parse_with_one_sentence() -> None:
     import bb.event
 

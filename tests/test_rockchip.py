@@ -486,11 +486,18 @@ def test_every_bbappend_has_a_recipe_in_both_stacks(recipes: list[str]) -> None:
     assert not appends_to("linux-rockchip_%.bbappend", "linux-yocto_6.18.bb")
 
 
-def test_kernel_appends_require_their_inc_only_for_their_recipe_family_and_feature() -> None:
+def test_kernel_appends_require_their_inc_only_for_their_family_and_feature() -> None:
     rockchip = (KERNEL / "linux-%.bbappend").read_text()
-    assert "'linux-rockchip-rknpu.inc' if d.getVar('PN') == 'linux-rockchip'" in rockchip
-    assert "d.getVar('NPU_ENABLED') == '1'" in rockchip and "== 'rknpu'" in rockchip
-    assert (KERNEL / "linux-rockchip-rknpu.inc").is_file()
+    assert "d.getVar('NPU_ENABLED') == '1' and d.getVar('NPU_FAMILY') == 'rknpu'" in rockchip
+    # PN is the append's own name while the append is parsed: the recipe is chosen by override.
+    assert "getVar('PN')" not in rockchip
+    inc = (KERNEL / "linux-rockchip-rknpu.inc").read_text()
+    for line in (
+        "SRC_URI:append:pn-linux-rockchip",
+        "NPU_DTS_FRAGMENT:pn-linux-rockchip",
+        "NPU_BOOT_DTB:pn-linux-rockchip",
+    ):
+        assert line in inc, line
     rocket = (ROCKET_KERNEL / "linux-yocto_%.bbappend").read_text()
     assert "'linux-yocto-rocket.inc' if d.getVar('NPU_ENABLED') == '1'" in rocket and "== 'rocket'" in rocket
     assert (ROCKET_KERNEL / "linux-yocto-rocket.inc").is_file()
