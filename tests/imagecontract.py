@@ -72,7 +72,7 @@ VENDOR_INSTALLS = {
 }
 # Programs an init script may start that restart the daemon whenever it exits: the RKNN SDK's
 # start_rknn.sh runs rknn_server in a loop (rknpu2/runtime/Linux/rknn_server/*/usr/bin).
-RESTARTING_WRAPPERS = {"/usr/bin/start_rknn.sh"}
+RESTARTING_WRAPPERS = {"/usr/bin/start_rknn.sh": "/usr/bin/rknn_server"}
 # Board base trees (tests/boardtrees.py) by the DTB the bootloader loads.
 BASE_TREES: dict[str, dict[str, str]] = {
     "freescale/imx95-19x19-verdin.dtb": IMX95_VERDIN_TREE,
@@ -277,9 +277,9 @@ def service_problem(image: Image, daemon: str) -> str | None:
                 if enabled and local.get("restart") in ("on-failure", "always"):
                     return None
                 return f"{local['path']} starts {daemon} but is not enabled with Restart=on-failure or always"
-            if not systemd and set(local.get("starts", [])) & RESTARTING_WRAPPERS:
-                if variables.get("INITSCRIPT_NAME"):
-                    return None
+            wrappers = [w for w in local.get("starts", []) if RESTARTING_WRAPPERS.get(w) == daemon]
+            if not systemd and wrappers and variables.get("INITSCRIPT_NAME"):
+                return None
     kind = "systemd unit" if systemd else "init script"
     return f"no package of the image has an enabled {kind} that starts {daemon} and restarts it when it exits"
 
