@@ -547,6 +547,8 @@ def tally_cell(entry: str, directory: Path | None = None) -> str:
         cell += f"; missing: {', '.join(missing)}"
     if opt_ins:
         cell += f"; models through the user opt-in {', '.join(sorted(opt_ins))}"
+    if image.derived_from:
+        cell += f"; derived from {image.derived_from}'s facts (not parseable here)"
     return cell
 
 
