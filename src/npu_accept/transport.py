@@ -237,6 +237,10 @@ _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # setsid) to stderr between RS bytes; run() strips it. On timeout the group is killed with it:
 # OpenSSH refuses the SSH "signal" request for root logins, which boards mostly use.
 _PID_PREFIX = "printf '\\036npu-accept-pid %s\\036' \"$$\" >&2; "
+# A command without input reads /dev/null instead of waiting for our EOF: after a quick command
+# the board may have closed the channel already, and an EOF sent after paramiko answered that
+# close names a channel the board has freed, which OpenSSH answers by disconnecting.
+_NO_INPUT = "exec </dev/null; "
 _PID_MARK = re.compile(rb"\x1enpu-accept-pid (\d+)\x1e")
 
 
@@ -532,7 +536,8 @@ class _Helper:
                 if self._spare is None and not self._stopped:
                     self._spare = (want, chan)
                     continue
-            chan.close()
+            with contextlib.suppress(Exception):
+                chan.close()
 
     def no_more_spares(self) -> None:
         with self._cond:
@@ -640,7 +645,8 @@ class Connection:
                 raise ValueError(f"Environment name {bad[0]!r} is not a valid shell variable name.")
             cmd = "".join(f"export {k}={shlex.quote(v)}; " for k, v in env.items()) + cmd
         deadline = time.monotonic() + timeout
-        chan = self._start(_PID_PREFIX + cmd, shown, timeout, exchange)
+        prefix = _PID_PREFIX + (_NO_INPUT if exchange.source is None else "")
+        chan = self._start(prefix + cmd, shown, timeout, exchange)
         try:
             finished = self._pump(chan, exchange, deadline)
             if not finished:
@@ -671,8 +677,9 @@ class Connection:
         token = self._helper.arm(wait, transport)
         try:
             chan.exec_command(cmd)
-        except (paramiko.SSHException, OSError, EOFError) as e:
-            chan.close()
+        except _LINK_ERRORS as e:
+            with contextlib.suppress(*_LINK_ERRORS):
+                chan.close()
             if self._helper.disarm(token):
                 raise ConnectionLost(
                     f"{self.target} accepted the connection but did not start {shown!r} within "
@@ -720,14 +727,13 @@ class Connection:
                 target=_feed, args=(chan, exchange), name="npu-accept-stdin", daemon=True
             )
             writer.start()
-        else:
-            chan.shutdown_write()
         try:
             return self._drain(chan, exchange, deadline)
         finally:
             if writer is not None:
                 if writer.is_alive():
-                    chan.close()  # wakes a writer blocked on the send window
+                    with contextlib.suppress(*_LINK_ERRORS):
+                        chan.close()  # wakes a writer blocked on the send window
                 writer.join()
 
     @staticmethod
@@ -791,7 +797,7 @@ class Connection:
             archive = io.BytesIO(tar_tree(local))
             size = len(archive.getvalue())
             q = shlex.quote(remote)
-            cmd = f"mkdir -p {q} && tar -xof - -C {q}"
+            cmd = f"mkdir -p {q} && tar -xof - -C {q} || {{ cat >/dev/null; exit 1; }}"
             stream: BinaryIO = archive
         else:
             size = local.stat().st_size
@@ -954,10 +960,11 @@ def _feed(chan: paramiko.Channel, exchange: _Exchange) -> None:
                     return  # the command closed its stdin; the rest is not needed
                 exchange.sent += sent
                 view = view[sent:]
-        chan.shutdown_write()
+        if not (chan.closed or chan.eof_received):  # a board that exited early: no EOF after its close
+            chan.shutdown_write()
     except TimeoutError as e:
         exchange.send_error = e
-    except OSError:
+    except _LINK_ERRORS:
         pass  # the channel closed (the command exited or the link dropped); the reader decides
 
 
@@ -973,7 +980,7 @@ def _last_line(stderr: bytes, code: int) -> str:
 def _put_file_command(remote: str, size: int, mode: int) -> str:
     q = shlex.quote(remote)
     return (
-        f't={q}.npu-part.$$; cat >"$t" || {{ rm -f "$t"; exit 1; }}; n=$(wc -c <"$t"); '
+        f't={q}.npu-part.$$; cat >"$t" || {{ cat >/dev/null; rm -f "$t"; exit 1; }}; n=$(wc -c <"$t"); '
         f'if [ "$n" -ne {size} ]; then rm -f "$t"; echo "only $n of {size} bytes arrived" >&2; exit 1; fi; '
         f'chmod {mode:o} "$t" && mv -f "$t" {q} || {{ rm -f "$t"; exit 1; }}'
     )
