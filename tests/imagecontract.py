@@ -21,6 +21,7 @@ import numpy as np
 import yaml
 from boardtrees import CV181X_BOARD_STUBS, IMX95_VERDIN_TREE, RK3576_SOC, RK3588_SOC
 from devicetree import DeviceTreeError, apply_dts_include, cells, compile_dts, fdtget, properties, walk
+from npu_accept.paths import packaged_profiles_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 FACTS_DIR = ROOT / "tests" / "data" / "image-facts"
@@ -162,10 +163,7 @@ def load_image(stem: str) -> Image:
 
 
 def profiles_dir() -> Path:
-    for candidate in (ROOT / "pytests" / "profiles", ROOT / "src" / "npu_accept" / "profiles"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("no profiles directory: expected pytests/profiles or src/npu_accept/profiles")
+    return packaged_profiles_dir()
 
 
 def load_profile(name: str, directory: Path | None = None) -> dict:

@@ -16,7 +16,7 @@ from npu_accept.paths import packaged_profiles_dir
 from npu_accept.profile import load_profile
 
 PROFILES = packaged_profiles_dir()
-SEED_LINE = "INFO: NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1 partitions."  # seed 000
+SEED_LINE = "INFO: NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1 partitions."  # the i.MX95 A0 field report
 
 INFO = {
     "schema": "npu-info/1",
@@ -170,7 +170,7 @@ def test_invoke_failure_fails_delegate_and_skips_outputs(profile):
     assert run_check("performance", facts, profile).status == "skip"
 
 
-def test_seed_000_log_line_counts():
+def test_a0_field_report_log_line_counts():
     assert delegated_from_log([SEED_LINE]) == 1
     assert (
         delegated_from_log(
@@ -186,7 +186,7 @@ def test_seed_000_log_line_counts():
     assert delegated_from_log([SEED_LINE, xnnpack]) == 1 and delegated_from_log([xnnpack]) is None
 
 
-def test_seed_000_constant_rows_fail_outputs(profile):
+def test_a0_field_report_constant_rows_fail_outputs(profile):
     rng = np.random.default_rng(1)
     cpu = rng.uniform(0, 1, size=(172, 6)).astype(np.float32)
     npu = np.tile(np.array([0.5, 0.5, 0.227, 0.227, 0.227, 0.227], np.float32), (172, 1))
@@ -223,7 +223,7 @@ def test_unreachable_board_fails_every_check_with_its_sentence(profile):
     assert root_cause(results) == "Board root@board is unreachable; check it."
 
 
-def test_seed_000_summary_names_a0(profile):
+def test_a0_field_report_summary_names_a0(profile):
     rng = np.random.default_rng(1)
     cpu = rng.uniform(0, 1, size=(172, 6)).astype(np.float32)
     npu = np.tile(np.array([0.5, 0.5, 0.227, 0.227, 0.227, 0.227], np.float32), (172, 1))
@@ -278,7 +278,7 @@ def test_golden_references_are_compared(profile, tmp_path):
     assert result.status == "fail" and "golden reference" in result.message
 
 
-def test_seed_000_landmarks_one_repeated_constant_fail_outputs(profile):
+def test_a0_field_report_landmarks_one_repeated_constant_fail_outputs(profile):
     rng = np.random.default_rng(5)
     cpu = rng.uniform(0.2, 0.8, size=(1, 70)).astype(np.float32)  # 35 interleaved (x, y) points
     npu = np.full((1, 70), 0.4921875, np.float32)

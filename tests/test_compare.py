@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The compare engine and npu-compare: seed-000 failure patterns, the uint8/zero-point trap, and
+"""The compare engine and npu-compare: the i.MX95 A0 field report's failure patterns, the uint8/zero-point trap, and
 real outputs of MediaPipe's face detector on a real photograph."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from npu_accept.paths import packaged_profiles_dir
 
 REPO = Path(__file__).resolve().parents[1]
 RNG = np.random.default_rng(2026)
-SEED_ROW = [0.5, 0.5, 0.227, 0.227, 0.227, 0.227]  # seed 000: every anchor of the NPU output
+SEED_ROW = [0.5, 0.5, 0.227, 0.227, 0.227, 0.227]  # A0 field report: every anchor of the NPU output
 
 
 def _infer(model: Path, x: np.ndarray, xnnpack: bool) -> list[np.ndarray]:
@@ -44,7 +44,7 @@ def landmarks() -> np.ndarray:
 
 
 def _detector_reference() -> np.ndarray:
-    """A plausible CPU output of seed 000's detector: 172 anchors [bg, face, xmin, ymin, xmax, ymax]."""
+    """A plausible CPU output of the A0 field report's detector: 172 anchors [bg, face, xmin, ymin, xmax, ymax]."""
     ref = np.empty((172, 6))
     ref[:, 1] = RNG.uniform(0.0, 0.05, 172)
     ref[:, 0] = 1.0 - ref[:, 1]
@@ -54,17 +54,17 @@ def _detector_reference() -> np.ndarray:
     return ref
 
 
-# --- seed-000 patterns -------------------------------------------------------------------------
+# --- A0 field report patterns ----------------------------------------------------------------
 
 
-def test_seed000_identical_anchor_rows_fail() -> None:
+def test_a0_field_report_identical_anchor_rows_fail() -> None:
     out = np.tile(SEED_ROW, (172, 1)) + RNG.normal(0, 1e-4, (172, 6))
     verdict = cmp.compare(_detector_reference(), out)
     assert not verdict.passed and verdict.degenerate
     assert "172 rows" in verdict.sentence and "0.227" in verdict.sentence
 
 
-def test_seed000_identical_anchor_rows_fail_quantized() -> None:
+def test_a0_field_report_identical_anchor_rows_fail_quantized() -> None:
     scale, zero = 1 / 255, 0
     ref = np.round(_detector_reference() / scale).clip(0, 255).astype(np.uint8)
     out = np.tile(np.round(np.array(SEED_ROW) / scale).astype(np.uint8), (172, 1))
@@ -72,7 +72,7 @@ def test_seed000_identical_anchor_rows_fail_quantized() -> None:
     assert not verdict.passed and "rows" in verdict.degenerate
 
 
-def test_seed000_landmarks_one_repeated_constant_fail() -> None:
+def test_a0_field_report_landmarks_one_repeated_constant_fail() -> None:
     ref = RNG.uniform(0.2, 0.8, (1, 70))
     out = np.full((1, 70), 0.4117)
     verdict = cmp.compare(ref, out)
@@ -220,7 +220,7 @@ def test_real_detector_with_int8_noise_passes_by_default(detector) -> None:
         assert verdict.metrics["top_k_agree"] is None and verdict.metrics["sqnr_db"] > 30
 
 
-def test_seed000_patterns_still_fail_with_int8_outputs() -> None:
+def test_a0_field_report_patterns_still_fail_with_int8_outputs() -> None:
     ref = _detector_reference()
     rows = np.tile(np.round(np.array(SEED_ROW) * 255).astype(np.uint8), (172, 1))
     verdict = cmp.compare(ref, rows, out_quant=(1 / 255, 0))

@@ -48,7 +48,7 @@ class Soc:
     board_dtb: str  # KERNEL_DEVICETREE of the JeffyCN machine
     npu_path: str
     sram_path: str
-    max_bytes: int  # seed 004 §5.7: what the SoC can give to IP blocks
+    max_bytes: int  # RKNN SDK v2.3.2 user guide §5.7: what the SoC can give to IP blocks
     expected_bytes: int  # what the fragment gives the NPU
 
     @property

@@ -8,7 +8,7 @@ names it, so a checkout without an install works the same).
 
 Every test takes the `board` fixture, parametrized by target (fleet mode: `--target` repeats and
 the test ids carry the target).  The first test that needs a board makes the session fixture
-`fleet` examine all boards concurrently, one thread per board, and judge the seven checks; each
+`fleet` examine all boards concurrently, one thread per board, and judge the ten checks; each
 test then reports its check for its board.  The terminal summary and the reports name the root
 cause when checks fail.
 
@@ -255,7 +255,7 @@ def fleet(
     suite: SuiteState,
     record_testsuite_property: Callable[[str, object], None],
 ) -> dict[str, BoardOutcome]:
-    """Examine every board concurrently (one thread each), then judge the seven checks per board."""
+    """Examine every board concurrently (one thread each), then judge the ten checks per board."""
     if not suite.outcomes:
         suite.outcomes.update(_examine_all(suite))
         if all(o.facts.unreachable for o in suite.outcomes.values()):

@@ -11,7 +11,7 @@ magic RKNNTWIN, format below) and computes outputs a test can recompute with num
 (`reference_outputs`). rknn_server is a stand-in too: a program carrying the
 "rknn_server version: X.Y.Z" string that waits until it is killed.
 
-What a healthy RK3588 twin presents, and where a real board has it (seed 004 = RKNN SDK 2.3.2
+What a healthy RK3588 twin presents, and where a real board has it (the RKNN SDK v2.3.2
 guide): /sys/kernel/debug/rknpu/{version,load,mm} ("RKNPU driver: v0.9.8", the load line, the SRAM
 bitmap with "SRAM total size: 978944"), the dmesg lines of the driver ("RKNPU fdab0000.npu:
 RKNPU: sram region: [0x00000000ff001000, 0x00000000ff0f0000), sram size: 0xef000" and the DRM
@@ -147,7 +147,7 @@ SOC_FACTS = {
 
 
 def mm_bitmap(total: int) -> str:
-    """/sys/kernel/debug/rknpu/mm as the driver prints it (seed 004, section 5.7.3.2)."""
+    """/sys/kernel/debug/rknpu/mm as the driver prints it (RKNN SDK v2.3.2 user guide, section 5.7.3.2)."""
     pages = total // 0x1000
     rows = [f"[{row:03d}] [{'.' * min(32, pages - row * 32)}]" for row in range((pages + 31) // 32)]
     return (

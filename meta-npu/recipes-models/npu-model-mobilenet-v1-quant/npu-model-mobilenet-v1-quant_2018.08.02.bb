@@ -5,7 +5,10 @@ as /usr/share/npu-models/mobilenet_v1_1.0_224_quant.tflite. The ROCK 5B profile 
 Mesa's Teflon delegate on the NPU and on the CPU, and compares the two."
 HOMEPAGE = "https://www.tensorflow.org/lite/guide/hosted_models"
 LICENSE = "Apache-2.0"
-# The tarball carries no licence file; the hosted models are published under Apache-2.0.
+# The tarball carries no licence file and no licence statement for this 2018_08_02 release was
+# found: Apache-2.0 is the licence of tensorflow/models, whose research/slim/nets/mobilenet_v1.md
+# publishes the MobileNet v1 quantized checkpoints (release 2018_02_22); this release is taken to
+# be under the same terms.
 # nooelint: oelint.var.licenseremotefile - no licence file in the tarball, see above
 LIC_FILES_CHKSUM = "file://${COMMON_LICENSE_DIR}/Apache-2.0;md5=89aea4e17d99a7cacdbeed46a0096b10"
 

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 SUMMARY = "Rockchip RKNN debug server rknn_server"
 DESCRIPTION = "rknn_server, the board side of RKNN-Toolkit2's connected debugging and accuracy \
-analysis. It dlopens /usr/lib/librknnrt.so, reads its version with strings|grep|awk and refuses \
-a runtime of another version, so it is built from the same pinned source as librknnrt and the \
-build stops if the two version strings differ."
+analysis. It dlopens /usr/lib/librknnrt.so and reads its version with strings|grep|awk; \
+Rockchip's user guide asks for server and runtime of the same version, so it is built from the \
+same pinned source as librknnrt and the build stops if the two version strings differ."
 
 require rknn-toolkit2.inc
 

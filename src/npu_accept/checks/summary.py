@@ -2,7 +2,7 @@
 """The session summary: when checks fail, one sentence naming the root cause the suite can see.
 
 Causes are ranked: a silicon revision the NPU stack does not support explains everything after
-it (seed 000: degenerate outputs on an i.MX95 A0), then a board that could not be examined, the
+it (the i.MX95 A0 field report: degenerate outputs), then a board that could not be examined, the
 driver, the memory pool, the model's pairing with the runtime, the runtime, kernel faults, the
 delegate, the outputs, determinism, the performance.
 """

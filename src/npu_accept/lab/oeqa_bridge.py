@@ -154,7 +154,7 @@ def accept(
     label: str = "oeqa-target",
     profile_dirs: Sequence[Path] | None = None,
 ) -> OeqaVerdict:
-    """Examine the board behind an oeqa target and judge the seven checks."""
+    """Examine the board behind an oeqa target and judge the ten checks."""
     try:
         profile = load_profile(profile_name, profile_dirs)
     except ProfileError as exc:

@@ -6,8 +6,8 @@
 #
 # rknn_server carries "rknn_server version: X.Y.Z (…)" and reads the runtime's version by
 # running `strings LIB | grep "librknnrt version" | awk -F 'version: '`, so librknnrt carries
-# "librknnrt version: X.Y.Z (…)". A server and a runtime of different versions refuse to work
-# together on the board; this stops the build instead. Exit 0 when every given binary reports
+# "librknnrt version: X.Y.Z (…)". Rockchip's user guide asks for server and runtime of the same
+# version (the server only logs both at start); this stops the build when they differ. Exit 0 when every given binary reports
 # the expected version, 1 with one sentence on stderr otherwise, 2 for bad usage.
 
 set -eu

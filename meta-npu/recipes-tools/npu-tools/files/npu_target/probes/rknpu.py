@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Rockchip RKNPU with the vendor driver (drivers/rknpu of the Rockchip BSP kernel), RK3588/RK3576.
 
-Facts and where they come from (RKNN SDK 2.3.2 guide, seed 004):
+Facts and where they come from (Rockchip's RKNN SDK v2.3.2 user guide):
 - driver version: /sys/kernel/debug/rknpu/version ("RKNPU driver: v0.9.8"), then
   /proc/debug/rknpu/version, /proc/rknpu/version, then the DRM core's registration line in dmesg
   ("Initialized rknpu 0.9.8 20240828 for fdab0000.npu on minor 1");
