@@ -21,6 +21,7 @@ import numpy as np
 import yaml
 from boardtrees import CV181X_BOARD_STUBS, IMX95_VERDIN_TREE, RK3576_SOC, RK3588_SOC
 from devicetree import DeviceTreeError, apply_dts_include, cells, compile_dts, fdtget, properties, walk
+
 from npu_accept.paths import packaged_profiles_dir
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,8 @@ from npu_accept.paths import packaged_profiles_dir
 from npu_accept.profile import load_profile
 
 PROFILES = packaged_profiles_dir()
-SEED_LINE = "INFO: NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1 partitions."  # the i.MX95 A0 field report
+# The delegation line of the i.MX95 A0 field report.
+SEED_LINE = "INFO: NeutronDelegate delegate: 1 nodes delegated out of 4 nodes with 1 partitions."
 
 INFO = {
     "schema": "npu-info/1",

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The compare engine and npu-compare: the i.MX95 A0 field report's failure patterns, the uint8/zero-point trap, and
-real outputs of MediaPipe's face detector on a real photograph."""
+"""The compare engine and npu-compare: the i.MX95 A0 field report's failure patterns, the
+uint8/zero-point trap, and real outputs of MediaPipe's face detector on a real photograph."""
 
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def landmarks() -> np.ndarray:
 
 
 def _detector_reference() -> np.ndarray:
-    """A plausible CPU output of the A0 field report's detector: 172 anchors [bg, face, xmin, ymin, xmax, ymax]."""
+    """A plausible CPU output of the A0 field report's detector: 172 anchors
+    [bg, face, xmin, ymin, xmax, ymax]."""
     ref = np.empty((172, 6))
     ref[:, 1] = RNG.uniform(0.0, 0.05, 172)
     ref[:, 0] = 1.0 - ref[:, 1]

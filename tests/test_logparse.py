@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""Log parsers on the real text: the A0 field report's label_image logs and neutron-converter statistics, and the
-TFLite delegation line as the installed runtime's own format string prints it."""
+"""Log parsers on the real text: the A0 field report's label_image logs and neutron-converter
+statistics, and the TFLite delegation line as the installed runtime's own format string prints it."""
 
 from __future__ import annotations
 
