@@ -3,9 +3,10 @@
 
 rknpu (vendor driver): the NPU owns exactly the SRAM region meta-npu's device-tree fragment gives
 it (RK3588 956 KB = 0xef000, RK3576 480 KB = 0x78000; the RKNN SDK v2.3.2 user guide, section
-5.7). npu-info reads the region from the driver's dmesg line "RKNPU: sram region: […), sram size: 0x…" and the debugfs
-bitmap /sys/kernel/debug/rknpu/mm. Missing SRAM or another size fails, naming the fix; so does SRAM
-that a model run with RKNN_FLAG_ENABLE_SRAM leaves unused (collectors.rknn_modes).
+5.7). npu-info reads the region from the driver's dmesg line "RKNPU: sram region: […), sram
+size: 0x…" and the debugfs bitmap /sys/kernel/debug/rknpu/mm. Missing SRAM or another size fails,
+naming the fix; so does SRAM that a model run with RKNN_FLAG_ENABLE_SRAM leaves unused
+(collectors.rknn_modes).
 
 rocket (mainline driver): Rocket has no SRAM support, so there is nothing to check.
 """
