@@ -226,7 +226,8 @@ def probe(root: Path):  # noqa: ANN201 (FamilyFacts)
     from npu_target.probes import rknpu
     from npu_target.probes.common import ProbeContext
 
-    ctx = ProbeContext(root=root)
+    # A tree has no kernel log of its own; the host's is not the board's (and needs root).
+    ctx = ProbeContext(root=root, _dmesg_cache=[])
     assert rknpu.detect(ctx)
     return rknpu.probe(ctx)
 
