@@ -181,6 +181,59 @@ class Provider:
     evidence: str  # "do_install" (names the path) or "FILES" (packages exactly that path)
 
 
+IMAGE_ROOTS = ("${WORKDIR}/image", "${D}")
+
+
+def install_lines(do_install: str) -> list[str]:
+    """The commands of an expanded do_install, continuation lines joined, without the branches
+    BitBake's expansion turned into `if false; then … fi`."""
+    lines, skipping = [], 0
+    for line in do_install.replace("\\\n", " ").splitlines():
+        text = line.strip()
+        if skipping:
+            skipping += text.startswith("if ") - (text == "fi")
+            continue
+        if text == "if false; then":
+            skipping = 1
+            continue
+        lines.append(text)
+    return lines
+
+
+def installs(do_install: str, path: str, source: str | None = None) -> bool:
+    """True when a command of DO_INSTALL puts PATH into the image: an install/cp/ln/mv whose
+    destination is PATH, or the directory of PATH with a source of that name; or the build's own
+    `[ -f PATH ] || bbfatal` check after an install it does not spell out (CMake's). With SOURCE,
+    only a command copying a file of that name counts."""
+    directory, name = path.rsplit("/", 1)
+    for line in install_lines(do_install):
+        words = line.split()
+        if not words:
+            continue
+        if source is None and words[0] == "[" and "bbfatal" in words and len(words) > 3 and words[1] == "-f":
+            target = words[2]
+            if any(target == root + path for root in IMAGE_ROOTS):
+                return True
+            continue
+        if words[0] not in ("install", "cp", "ln", "mv") or "-d" in words[1:2]:
+            continue
+        operands = [w for w in words[1:] if not w.startswith("-") and not w.isdigit()]
+        if len(operands) < 2:
+            continue
+        *sources, dest = operands
+        if source is not None and not any(src.rsplit("/", 1)[-1] == source for src in sources):
+            continue
+        for root in IMAGE_ROOTS:
+            if not dest.startswith(root):
+                continue
+            dest_path = dest[len(root) :]
+            if dest_path == path:
+                return True
+            if dest_path.rstrip("/") == directory and any(src.rsplit("/", 1)[-1] == name for src in sources):
+                return True
+    return False
+
+
 def providers(image: Image, path: str) -> list[Provider]:
     """Packages of the image that install PATH, with BitBake's expanded do_install or FILES as proof."""
     found = []
@@ -194,7 +247,7 @@ def providers(image: Image, path: str) -> list[Provider]:
             files = (variables.get(f"FILES:{pkg}") or "").split()
             if not any(covers(pattern, path) for pattern in files):
                 continue
-            if path in recipe["do_install"]:
+            if installs(recipe["do_install"], path):
                 found.append(Provider(pn, pkg, "do_install"))
             elif path in files:
                 found.append(Provider(pn, pkg, "FILES"))
@@ -270,14 +323,33 @@ def service_problem(image: Image, daemon: str) -> str | None:
         variables = recipe["variables"]
         if not image.in_rootfs(pn):
             continue
+        packages = [p for p in (variables.get("PACKAGES") or "").split() if p in image.packages]
         for local in recipe["layer_files"].values():
+            file_name = local["path"].rsplit("/", 1)[-1]
             if systemd and local.get("exec_start") == daemon:
-                enabled = variables.get("SYSTEMD_AUTO_ENABLE", "enable") == "enable"
+                # Enabled for a package of the image that lists the unit, per package or recipe-wide.
+                enabled = any(
+                    file_name in (variables.get(f"SYSTEMD_SERVICE:{pkg}") or "").split()
+                    and variables.get(
+                        f"SYSTEMD_AUTO_ENABLE:{pkg}", variables.get("SYSTEMD_AUTO_ENABLE", "enable")
+                    )
+                    == "enable"
+                    for pkg in packages
+                )
                 if enabled and local.get("restart") in ("on-failure", "always"):
                     return None
                 return f"{local['path']} starts {daemon} but is not enabled with Restart=on-failure or always"
             wrappers = [w for w in local.get("starts", []) if RESTARTING_WRAPPERS.get(w) == daemon]
-            if not systemd and wrappers and variables.get("INITSCRIPT_NAME"):
+            if systemd or not wrappers:
+                continue
+            # The script that starts the wrapper is the one update-rc.d registers (INITSCRIPT_NAME).
+            names = {
+                variables.get(f"INITSCRIPT_NAME:{pkg}") or variables.get("INITSCRIPT_NAME")
+                for pkg in packages
+            }
+            if any(
+                name and installs(recipe["do_install"], f"/etc/init.d/{name}", file_name) for name in names
+            ):
                 return None
     kind = "systemd unit" if systemd else "init script"
     return f"no package of the image has an enabled {kind} that starts {daemon} and restarts it when it exits"
@@ -314,11 +386,11 @@ def compile_boot_dtb(image: Image, workdir: Path) -> Path:
     return compile_dts(dts_dir / Path(dtb).with_suffix(".dts").name, workdir / "boot.dtb")
 
 
-def node_by_compatible(dtb: Path, compatible: str) -> str | None:
+def node_by_compatible(dtb: Path, compatibles: tuple[str, ...]) -> str | None:
+    """The first node whose compatible list holds one of COMPATIBLES."""
     for node in walk(dtb):
-        if (
-            "compatible" in properties(dtb, node)
-            and compatible in fdtget(dtb, "-t", "s", node, "compatible").split()
+        if "compatible" in properties(dtb, node) and set(compatibles) & set(
+            fdtget(dtb, "-t", "s", node, "compatible").split()
         ):
             return node
     return None
@@ -339,27 +411,24 @@ def region_size(dtb: Path, node: str) -> int:
     return cells(dtb, node, "reg")[-1]
 
 
-# profile memory key -> (compatible of the consumer node, its property naming the region)
+# profile memory key -> (compatibles of the NPU's consumer node, its property naming the region).
+# SRAM: the region the NPU node itself points at, never another SRAM user's (the video decoders
+# have rockchip,sram too).
 MEMORY = {
-    "pool_min_bytes": ("fsl,imx95-neutron", "memory-region"),
-    "sram_bytes": (None, "rockchip,sram"),
-    "ion_min_bytes": ("cvitek,carveout", "memory-region"),
+    "pool_min_bytes": (("fsl,imx95-neutron",), "memory-region"),
+    "sram_bytes": (("rockchip,rk3588-rknpu", "rockchip,rk3576-rknpu"), "rockchip,sram"),
+    "ion_min_bytes": (("cvitek,carveout",), "memory-region"),
 }
 
 
 def memory_region(dtb: Path, key: str) -> tuple[str, int] | None:
     """(node, size) of the region the NPU's consumer node points at in the compiled DTB."""
-    compatible, prop = MEMORY[key]
-    consumers = (
-        [node_by_compatible(dtb, compatible)]
-        if compatible
-        else [n for n in walk(dtb) if prop in properties(dtb, n)]
-    )
-    for consumer in filter(None, consumers):
-        if prop in properties(dtb, consumer):
-            target = node_by_phandle(dtb, cells(dtb, consumer, prop)[0])
-            if target:
-                return target, region_size(dtb, target)
+    compatibles, prop = MEMORY[key]
+    consumer = node_by_compatible(dtb, compatibles)
+    if consumer and prop in properties(dtb, consumer):
+        target = node_by_phandle(dtb, cells(dtb, consumer, prop)[0])
+        if target:
+            return target, region_size(dtb, target)
     return None
 
 

@@ -231,14 +231,23 @@ def test_a_kernel_fragment_without_the_driver_option_fails() -> None:
     assert problem and "CONFIG_ROCKCHIP_RKNPU" in problem
 
 
-def test_a_boot_tree_without_the_npu_fragment_fails(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("entry", "key", "words"),
+    [
+        ("imx95-verdin-community", "pool_min_bytes", "has no memory-region region"),
+        # The decoders keep their own SRAM: only the NPU node's rockchip,sram counts.
+        ("rk3576-evb", "sram_bytes", "has no rockchip,sram region"),
+        ("rk3588-evb", "sram_bytes", "has no rockchip,sram region"),
+    ],
+)
+def test_a_boot_tree_without_the_npu_fragment_fails(entry: str, key: str, words: str, tmp_path: Path) -> None:
     from imagecontract import memory_verdict
 
     def unhook(facts: dict) -> None:
         facts["recipes"][facts["kernel"]]["variables"]["NPU_DTS_FRAGMENT"] = ""
 
-    verdict = memory_verdict(broken_image("imx95-verdin-community", unhook), tmp_path, "pool_min_bytes", 1)
-    assert verdict.problem and "has no memory-region region" in verdict.problem
+    verdict = memory_verdict(broken_image(entry, unhook), tmp_path, key, 1)
+    assert verdict.problem and words in verdict.problem, verdict
 
 
 # ---------------------------------------------------------------- model inputs read from the file
@@ -355,3 +364,66 @@ def test_the_readme_boards_table_states_the_contract_tally() -> None:
             assert cell == tally_cell(stem), (
                 f"README.md says {cell!r} for kas/{stem}.yml; the contract says so otherwise."
             )
+
+
+# ---------------------------------------------------------------- install and service evidence
+
+
+def test_a_do_install_that_only_mentions_a_path_installs_nothing() -> None:
+    from imagecontract import path_verdict
+
+    def remove_instead(facts: dict) -> None:
+        # FILES by a glob, so that only do_install can show the library.
+        facts["recipes"]["librknnrt"]["variables"]["FILES:librknnrt"] = "/usr/lib/*.so"
+        facts["recipes"]["librknnrt"]["do_install"] = (
+            "    rm -f ${WORKDIR}/image/usr/lib/librknnrt.so\n"
+            '    echo "/usr/lib/librknnrt.so is not shipped"\n'
+        )
+
+    image = broken_image("rk3588-evb", remove_instead)
+    verdict = path_verdict(image, ["/usr/lib/librknnrt.so"], "the runtime")
+    assert verdict.problem and "has no package that installs the runtime" in verdict.problem
+
+
+def test_an_install_in_a_branch_bitbake_expanded_to_false_installs_nothing() -> None:
+    from imagecontract import installs
+
+    do_install = (
+        "    if false; then\n"
+        "        install -m 0755 ${WORKDIR}/sources-unpack/x ${WORKDIR}/image/usr/bin/x\n"
+        "    fi\n"
+    )
+    assert not installs(do_install, "/usr/bin/x")
+    assert installs(do_install.replace("false", "true"), "/usr/bin/x")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # systemd: the unit is disabled for the package that carries it.
+        lambda v: v.update({"SYSTEMD_AUTO_ENABLE:rknn-server": "disable"}),
+        # systemd: no package of the image lists the unit.
+        lambda v: v.pop("SYSTEMD_SERVICE:rknn-server"),
+    ],
+    ids=["unit-disabled-per-package", "unit-in-no-package"],
+)
+def test_a_systemd_unit_that_does_not_start_at_boot_fails(edit) -> None:  # noqa: ANN001
+    from imagecontract import service_problem
+
+    def systemd(facts: dict) -> None:
+        facts["init_manager"] = "systemd"
+        edit(facts["recipes"]["rknn-server"]["variables"])
+
+    problem = service_problem(broken_image("rk3588-evb", systemd), "/usr/bin/rknn_server")
+    assert problem and "is not enabled" in problem
+
+
+def test_an_init_script_registered_under_another_name_fails() -> None:
+    from imagecontract import service_problem
+
+    def rename(facts: dict) -> None:
+        facts["recipes"]["rknn-server"]["variables"]["INITSCRIPT_NAME"] = "something-else"
+
+    assert service_problem(load_image("rk3588-evb"), "/usr/bin/rknn_server") is None
+    problem = service_problem(broken_image("rk3588-evb", rename), "/usr/bin/rknn_server")
+    assert problem and "init script that starts /usr/bin/rknn_server" in problem
