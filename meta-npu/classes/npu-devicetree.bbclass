@@ -12,10 +12,19 @@
 NPU_DTS_FRAGMENT ?= ""
 NPU_BOOT_DTB ?= ""
 
-SRC_URI:append = " ${@'file://' + d.getVar('NPU_DTS_FRAGMENT') if d.getVar('NPU_DTS_FRAGMENT') else ''}"
-
-do_patch[postfuncs] += "npu_dts_include"
-do_patch[vardeps] += "NPU_DTS_FRAGMENT NPU_BOOT_DTB"
+# Only a recipe whose NPU_DTS_FRAGMENT is set (after its overrides) gets the fragment and the
+# step: an append shared by several kernel recipes (linux-%.bbappend) inherits this class into
+# linux-libc-headers too, whose task signatures, and with them the toolchain's sstate, must stay
+# as they are without meta-npu.
+# nooelint: oelint.task.noanonpython
+python __anonymous() {
+    fragment = d.getVar('NPU_DTS_FRAGMENT')
+    if not fragment:
+        return
+    d.appendVar('SRC_URI', ' file://' + fragment)
+    d.appendVarFlag('do_patch', 'postfuncs', ' npu_dts_include')
+    d.appendVarFlag('do_patch', 'vardeps', ' NPU_DTS_FRAGMENT NPU_BOOT_DTB')
+}
 
 npu_dts_include() {
     [ -n "${NPU_DTS_FRAGMENT}" ] || return 0

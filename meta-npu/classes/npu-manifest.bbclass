@@ -6,7 +6,19 @@
 NPU_MANIFEST_PATH ?= "${datadir}/meta-npu/build-manifest.json"
 NPU_MODELS_DIR ?= "${datadir}/npu-models"
 
+# The manifest records the recipes npu-base.bbclass chooses, and npu-base is inherited only with
+# the NPU feature: without it an NPU image has nothing to hold, so it is skipped (with the fix in
+# the reason) instead of failing every parse of a build that merely has the layer.
+# nooelint: oelint.task.noanonpython
+python __anonymous() {
+    if d.getVar('NPU_ENABLED') != '1':
+        raise bb.parse.SkipRecipe('%s needs the NPU feature: add "npu" to MACHINE_FEATURES or '
+                                  'DISTRO_FEATURES (the kas files of meta-npu do)' % d.getVar('PN'))
+}
+
 def npu_manifest_packagedata_deps(d):
+    if d.getVar('NPU_ENABLED') != '1':
+        return ''
     return ' '.join('%s:do_packagedata' % r for r in npu_manifest_recipes(d))
 
 do_rootfs[depends] += "${@npu_manifest_packagedata_deps(d)}"
