@@ -12,6 +12,7 @@ import copy
 import importlib.machinery
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -301,13 +302,14 @@ def test_sections_are_found_among_other_log_lines() -> None:
     assert script.sections(log) == {"parse": {"tail": ["x"]}, "recipe mesa": {"a": 1}}
 
 
-def run_script(*args: str) -> subprocess.CompletedProcess[str]:
+def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "image-facts"), *args],
         capture_output=True,
         text=True,
         check=False,
         cwd=ROOT,
+        env=env,
     )
 
 
@@ -322,19 +324,50 @@ def run_script(*args: str) -> subprocess.CompletedProcess[str]:
             "cannot read /nonexistent/log",
         ),
         (("--from-output", "LOG", "--entry", "kas/rock-5b.yml"), 1, 'holds no "parse" section'),
+        (
+            ("--from-output", "BROKEN", "--entry", "kas/rock-5b.yml"),
+            1,
+            'the "parse" section of the output is not valid JSON',
+        ),
+        (("kas/rock-5b.yml",), 2, "kas is not on PATH"),
+        (("--query",), 2, "bitbake is not on PATH"),
     ],
-    ids=["no-entry", "unknown-entry", "unreadable-log", "log-without-sections"],
+    ids=[
+        "no-entry",
+        "unknown-entry",
+        "unreadable-log",
+        "log-without-sections",
+        "broken-section",
+        "no-kas",
+        "no-bitbake",
+    ],
 )
 def test_bad_input_is_one_sentence_and_an_exit_code(
     args: tuple[str, ...], code: int, words: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "kas.log"
     log.write_text("kas: ERROR - something else went wrong\n")
-    proc = run_script(*(str(log) if a == "LOG" else a for a in args))
+    broken = tmp_path / "broken.log"
+    broken.write_text("@@image-facts:begin parse@@\n{not json\n@@image-facts:end parse@@\n")
+    # A PATH with neither kas nor bitbake on it.
+    env = dict(os.environ, PATH=str(tmp_path))
+    proc = run_script(*({"LOG": str(log), "BROKEN": str(broken)}.get(a, a) for a in args), env=env)
     assert proc.returncode == code
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and lines[0].endswith("."), proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_kas_include_that_cannot_be_read_is_one_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = image_facts_script()
+    (tmp_path / "kas").mkdir()
+    (tmp_path / "kas" / "board.yml").write_text("header:\n  version: 23\n  includes:\n    - kas/gone.yml\n")
+    monkeypatch.setattr(script, "ROOT", tmp_path)
+    assert script.main(["--digest", "kas/board.yml", "--collections", "core"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the kas file kas/gone.yml cannot be read" in err[0], err
 
 
 def test_the_digest_leaves_out_the_on_target_tool_sources_and_other_vendors_layers() -> None:
