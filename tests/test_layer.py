@@ -293,3 +293,38 @@ def test_model_records_hash_every_model_file_of_the_rootfs(tmp_path: Path) -> No
         {"path": "/usr/share/npu-models/a.tflite", "sha256": hashlib.sha256(b"model a").hexdigest()},
         {"path": "/usr/share/npu-models/sub/b.tflite", "sha256": hashlib.sha256(b"model b").hexdigest()},
     ]
+
+
+def test_without_the_feature_the_image_is_skipped_with_its_reason_not_a_parse_error() -> None:
+    """npu-base (where the manifest's recipes are chosen) is inherited only with the feature; the
+    image that inherits npu-manifest must then be skipped, and its task flags still expand."""
+    from bbevents import parsed_classes
+
+    variables = dict(config(MACHINE_FEATURES="", PN="npu-image"), NPU_ENABLED="0")
+    with parsed_classes([LAYER / "classes" / "npu-manifest.bbclass"], variables) as bbc:
+        assert bbc.data.getVarFlag("do_rootfs", "depends").strip() == ""
+        with pytest.raises(bbc.bb.parse.SkipRecipe, match="needs the NPU feature"):
+            bbc.run_anonymous()
+    with parse(config(PN="npu-image")) as bbc:
+        bbc.run_anonymous()  # with the feature: not skipped
+        assert "do_packagedata" in bbc.data.getVarFlag("do_rootfs", "depends")
+
+
+@pytest.mark.parametrize("fragment", ["", "rknpu-sram-rk3588.dtsi"])
+def test_the_devicetree_class_touches_only_a_recipe_with_a_fragment(fragment: str) -> None:
+    """linux-%.bbappend inherits npu-devicetree into every linux-* recipe; linux-libc-headers (no
+    fragment) must keep its SRC_URI and do_patch as they are, or the toolchain's sstate is lost."""
+    from bbevents import parsed_classes
+
+    variables = {"SRC_URI": "git://example.org/linux.git;branch=main", "NPU_DTS_FRAGMENT": fragment}
+    with parsed_classes([LAYER / "classes" / "npu-devicetree.bbclass"], variables) as bbc:
+        bbc.run_anonymous()
+        src_uri = bbc.data.getVar("SRC_URI")
+        postfuncs = bbc.data.getVarFlag("do_patch", "postfuncs") or ""
+        vardeps = bbc.data.getVarFlag("do_patch", "vardeps") or ""
+    if fragment:
+        assert src_uri.split()[-1] == f"file://{fragment}"
+        assert "npu_dts_include" in postfuncs.split() and "NPU_BOOT_DTB" in vardeps.split()
+    else:
+        assert src_uri == "git://example.org/linux.git;branch=main"
+        assert postfuncs == "" and vardeps == ""
