@@ -405,9 +405,19 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     )
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if config.stash.get(STATE, None) is not None:
-        gc.unfreeze()  # the session's objects may be collected again (a process that goes on)
+@pytest.hookimpl(tryfirst=True, specname="pytest_configure")
+def pytest_configure_unfreeze_at_the_end(config: pytest.Config) -> None:
+    """The session's objects may be collected again once it is over (a process that goes on).
+
+    Registered first, so the cleanup runs last: after the five garbage collections pytest's
+    unraisable-exception plugin runs in its own cleanup, which then still skip the frozen imports.
+    """
+
+    def unfreeze() -> None:
+        if config.stash.get(STATE, None) is not None:
+            gc.unfreeze()
+
+    config.add_cleanup(unfreeze)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
