@@ -271,7 +271,7 @@ def test_keep_tools_leaves_them_for_the_next_run_which_does_not_send_them(twin_s
             shutil.rmtree(path, ignore_errors=True)
 
 
-_GC_PROBE = '''
+_GC_PROBE = """
 import atexit, gc, json, os
 
 _full = []
@@ -291,7 +291,7 @@ def _write():
 
 
 atexit.register(_write)
-'''
+"""
 
 
 def test_the_final_garbage_collections_skip_the_frozen_imports_which_are_unfrozen_after(tmp_path):
@@ -300,16 +300,35 @@ def test_the_final_garbage_collections_skip_the_frozen_imports_which_are_unfroze
     (tmp_path / "gcprobe.py").write_text(_GC_PROBE)
     out = tmp_path / "gc.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "pytests", "-p", "no:cacheprovider", "-p", "gcprobe",
-         "--target", "root@127.0.0.1:9", "--board", "imx95-verdin", "-k", "no_such_check",
-         "--artifacts", str(tmp_path / "artifacts")],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "pytests",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "gcprobe",
+            "--target",
+            "root@127.0.0.1:9",
+            "--board",
+            "imx95-verdin",
+            "-k",
+            "no_such_check",
+            "--artifacts",
+            str(tmp_path / "artifacts"),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
-        env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path),
-             "GC_PROBE_OUT": str(out)},
+        env={
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(tmp_path),
+            "GC_PROBE_OUT": str(out),
+        },
     )
     assert proc.returncode == 5, proc.stdout + proc.stderr  # no test selected: no board contacted
     probe = json.loads(out.read_text())
