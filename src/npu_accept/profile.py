@@ -16,13 +16,16 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
 from npu_target.families import family
 
 from npu_accept.paths import profile_dirs
+from npu_accept.schemacheck import Validator
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 class ProfileError(Exception):
@@ -127,6 +130,11 @@ def profile_schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+@cache
+def _profile_validator() -> Validator:
+    return Validator(profile_schema())
+
+
 def resolve_profile_path(name_or_path: str, search: Path | Sequence[Path] | None = None) -> Path:
     """The YAML file meant by `--board`: an existing path, or the first `<dir>/<name>.yaml`."""
     dirs = profile_dirs() if search is None else [search] if isinstance(search, Path) else list(search)
@@ -173,8 +181,7 @@ def load_profile(name_or_path: str, search: Path | Sequence[Path] | None = None)
 
 def validate_profile_data(data: dict[str, Any], path: Path) -> None:
     """Raise ProfileError naming the file and key of the most relevant schema violation."""
-    validator = jsonschema.Draft202012Validator(profile_schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    error = _profile_validator().best_error(data)
     if error is None:
         return
     key = _key_path(error)

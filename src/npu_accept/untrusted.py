@@ -17,9 +17,8 @@ import re
 from functools import cache
 from typing import Any
 
-import jsonschema
-
 from npu_accept.paths import schemas_dir
+from npu_accept.schemacheck import Validator
 from npu_accept.transport import visible
 
 MAX_JSON_BYTES = 1 << 20  # npu-info and npu-run print a few KiB
@@ -79,9 +78,9 @@ def _check_extent(value: Any, what: str) -> None:
 
 
 @cache
-def _validator(schema: str) -> jsonschema.Draft202012Validator:
+def _validator(schema: str) -> Validator:
     text = (schemas_dir() / f"{schema}.schema.json").read_text(encoding="utf-8")
-    return jsonschema.Draft202012Validator(json.loads(text))
+    return Validator(json.loads(text))
 
 
 def validated(data: bytes, schema: str, what: str) -> dict[str, Any]:
@@ -90,7 +89,7 @@ def validated(data: bytes, schema: str, what: str) -> dict[str, Any]:
     value = parse_json(data, what)
     if not isinstance(value, dict):
         raise BoardDataError(f"{what} printed a JSON {type(value).__name__}, not the {schema} object")
-    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(value))
+    error = _validator(schema).best_error(value)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the top level"
         raise BoardDataError(
