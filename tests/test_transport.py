@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -38,6 +39,8 @@ from npu_accept.transport import (
     parse_target,
     visible,
 )
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -611,3 +614,19 @@ def test_paramiko_private_api_is_still_there() -> None:
     )
     assert table[MSG_CHANNEL_REQUEST] is paramiko.Channel._handle_request, "Channel._handle_request changed"
     assert _Transport._channel_handler_table[MSG_CHANNEL_REQUEST] is not table[MSG_CHANNEL_REQUEST]
+
+
+def test_paramiko_loads_without_invoke_which_match_exec_still_imports_on_use():
+    """npu_accept.sshlib holds back paramiko's eager import of invoke (0.05-0.08 s of start-up);
+    an ssh_config ``Match exec`` line still runs through invoke, imported when first used."""
+    probe = (
+        "import sys\n"
+        "import npu_accept.transport, paramiko\n"
+        "print('invoke' in sys.modules, 'asyncio' in sys.modules)\n"
+        "config = paramiko.SSHConfig.from_text('Match exec true\\n  User matched\\n')\n"
+        "print(config.lookup('board').get('user'), 'invoke' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["False False", "matched True"], proc.stdout

@@ -55,8 +55,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-import paramiko
-from paramiko.common import MSG_CHANNEL_REQUEST
+from npu_accept.sshlib import paramiko
+
+MSG_CHANNEL_REQUEST = paramiko.common.MSG_CHANNEL_REQUEST
+
 
 __all__ = [
     "AuthenticationRefused",
