@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -35,6 +36,7 @@ from npu_accept.transport import (
     Target,
     TransferError,
     UnknownHostKey,
+    _load_host_keys,
     _Transport,
     parse_target,
     visible,
@@ -630,3 +632,105 @@ def test_paramiko_loads_without_invoke_which_match_exec_still_imports_on_use():
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == ["False False", "matched True"], proc.stdout
+
+
+def _known_hosts_corpus(tmp_path: Path, board: str, board_line: str) -> str:
+    """A lab's known_hosts: many other hosts (plain, hashed, in lists), comments, markers, bad lines,
+    a second key type and a second (different) key for some names, and the board's own line."""
+    rng = random.Random(7)
+    keys = [" ".join(Path(f"{_keygen(tmp_path / f'k{i}')}.pub").read_text().split()[:2]) for i in range(3)]
+    rsa = tmp_path / "k_rsa"
+    subprocess.run(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", str(rsa)], check=True)
+    keys.append(" ".join(Path(f"{rsa}.pub").read_text().split()[:2]))
+    lines = ["# lab hosts", ""]
+    for n in range(300):
+        name = f"[10.0.{n // 250}.{n % 250}]:22" if n % 3 else f"host{n}.lab"
+        line = f"{name} {rng.choice(keys)}"
+        if n % 7 == 0:
+            line = f"{name},alias{n} {rng.choice(keys)}"
+        lines.append(line)
+    lines += [
+        f"other.lab,{board} {keys[3]}",
+        f"{board} {board_line.split(' ', 1)[1]}",
+        f"{board} {board_line.split(' ', 1)[1]}",
+    ]
+    rng.shuffle(lines)
+    # a second ed25519 key for the board after its real one: the first of a type wins
+    return "\n".join([*lines, f"{board} {keys[1]}"]) + "\n"
+
+
+# Lines paramiko skips (an unknown key type, too few fields); ssh-keygen -H refuses a file holding them.
+_ODD_KNOWN_HOSTS = "{board} ssh-unknown-type AAAA\ntruncated-line-without-key\n"
+
+
+def _lookups(keys: paramiko.HostKeys, names: list[str]) -> dict[str, dict[str, str] | None]:
+    found = {}
+    for name in names:
+        entry = keys.lookup(name)
+        found[name] = None if entry is None else {t: entry[t].get_base64() for t in entry.keys()}
+    return found
+
+
+@pytest.mark.parametrize("hashed", [False, True])
+def test_known_hosts_lines_of_the_board_load_as_paramiko_loads_the_whole_file(
+    twin: Twin, tmp_path: Path, hashed: bool
+) -> None:
+    """_load_host_keys keeps what paramiko's HostKeys.load keeps for the board's name, in the same
+    order (the first key of a type wins), from a file of hundreds of other hosts."""
+    board = f"[127.0.0.1]:{twin.port}"
+    known = tmp_path / "known_hosts"
+    known.write_text(_known_hosts_corpus(tmp_path, board, twin.known_hosts_line))
+    if hashed:
+        subprocess.run(["ssh-keygen", "-H", "-f", str(known)], check=True, capture_output=True)
+    with known.open("a") as f:
+        f.write(_ODD_KNOWN_HOSTS.format(board=board))
+    names = [board, "host3.lab", "[10.0.0.1]:22", "alias7", "other.lab", "nobody"]
+    expected = _lookups(paramiko.HostKeys(str(known)), names)
+    for name in names:
+        ours = paramiko.HostKeys()
+        _load_host_keys(ours, known, name)
+        assert _lookups(ours, [name]) == {name: expected[name]}, name
+    assert expected[board] is not None and expected["nobody"] is None
+
+
+def test_connecting_parses_only_the_boards_known_hosts_lines(
+    twin: Twin, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One shared known_hosts for a fleet: each connection parses its own board's key, not the
+    fleet's (paramiko's HostKeys.load parses every line and matches each against all before it)."""
+    other = " ".join(Path(f"{_keygen(tmp_path / 'other')}.pub").read_text().split()[:2])
+    known = tmp_path / "known_hosts"
+    lines = [f"[10.1.{n // 200}.{n % 200}]:22 {other}" for n in range(400)]
+    known.write_text("\n".join(lines[:200] + [twin.known_hosts_line] + lines[200:]) + "\n")
+    parsed: list[str] = []
+    real = paramiko.hostkeys.HostKeyEntry.from_line
+
+    def counting(line: str, lineno: int | None = None) -> paramiko.hostkeys.HostKeyEntry | None:
+        parsed.append(line)
+        return real(line, lineno)
+
+    monkeypatch.setattr(paramiko.hostkeys.HostKeyEntry, "from_line", counting)
+    with Connection.open(twin.target, identity=twin.identity, known_hosts=known) as c:
+        assert c.run("true", timeout=10).exit_code == 0
+    assert parsed == [twin.known_hosts_line]
+
+
+def test_a_broken_or_marked_known_hosts_line_of_the_board_is_one_sentence_of_another_host_ignored(
+    twin: Twin, tmp_path: Path
+) -> None:
+    known = tmp_path / "known_hosts"
+    other = f"@revoked other.lab {twin.known_hosts_line.split(' ', 1)[1]}"
+    known.write_text(f"other.lab ssh-ed25519 not-base64!!\n{other}\n{twin.known_hosts_line}\n")
+    with Connection.open(twin.target, identity=twin.identity, known_hosts=known) as c:
+        assert c.run("true", timeout=10).exit_code == 0
+    known.write_text(f"[127.0.0.1]:{twin.port} ssh-ed25519 not-base64!!\n{twin.known_hosts_line}\n")
+    with pytest.raises(UnknownHostKey) as exc:
+        Connection.open(twin.target, identity=twin.identity, known_hosts=known)
+    assert str(exc.value) == (
+        f"Cannot read known_hosts file {known} (line 1 holds no valid key for [127.0.0.1]:{twin.port}); "
+        "fix or remove the bad line."
+    )
+    known.write_text(f"{twin.known_hosts_line}\n@revoked {twin.known_hosts_line}\n")
+    with pytest.raises(UnknownHostKey) as exc:
+        Connection.open(twin.target, identity=twin.identity, known_hosts=known)
+    assert f"line 2 marks [127.0.0.1]:{twin.port} @revoked, which the suite cannot evaluate" in str(exc.value)

@@ -106,6 +106,19 @@ def tools_archive() -> ToolsArchive:
     return ToolsArchive(data, hashlib.sha256(data).hexdigest(), tuple(top))
 
 
+def _golden(path: Path) -> np.ndarray:
+    """A golden output of the profile, read once for all boards (read-only: the boards share it)."""
+    stat = Path(path).stat()
+    return _golden_of(Path(path), stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _golden_of(path: Path, mtime_ns: int, size: int) -> np.ndarray:
+    array = npyio.load(path)
+    array.flags.writeable = False
+    return array
+
+
 def board_dir_name(target: str) -> str:
     """A file-system-safe name for one target's artifacts."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", target)
@@ -164,7 +177,7 @@ def collect_board(
         return BoardFacts(target=target, baseline=baseline, collect_error=str(exc), unreachable=True)
     connected = time.monotonic()
     try:
-        facts = collect_over(connection, target, profile, artifacts, baseline, options)
+        facts = collect_over(connection, target, profile, artifacts, baseline, options, write_timings=False)
     finally:
         try:
             connection.close()  # also removes the board's temp dir
@@ -187,8 +200,11 @@ def collect_over(
     artifacts: Path,
     baseline: dict[str, Any] | None = None,
     options: Options | None = None,
+    *,
+    write_timings: bool = True,
 ) -> BoardFacts:
-    """All facts of one board over an open link (the caller closes it and so removes the temp dir)."""
+    """All facts of one board over an open link (the caller closes it and so removes the temp dir);
+    timings.json is written unless the caller adds its own phases and writes it."""
     options = options or Options()
     facts = BoardFacts(target=target, baseline=baseline)
     out_dir = artifacts / board_dir_name(target)
@@ -197,7 +213,8 @@ def collect_over(
         _examine(link, profile, options, facts, out_dir)
     except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict, never the run's
         facts.collect_error = f"Board {target} could not be examined: {_sentence(exc)}"
-    _write_timings(facts, out_dir)
+    if write_timings:
+        _write_timings(facts, out_dir)
     return facts
 
 
@@ -327,10 +344,15 @@ def _collect_model(
     with tarfile.open(fileobj=inputs, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         for number, array in enumerate(make_inputs(spec)):
             local = model_dir / f"in{number}.npy"
-            np.save(local, array, allow_pickle=False)
-            tar.add(str(local), arcname=local.name)
+            data = io.BytesIO()
+            np.save(data, array, allow_pickle=False)
+            local.write_bytes(data.getvalue())
+            member = tarfile.TarInfo(local.name)
+            member.size, member.mode, member.mtime = len(data.getvalue()), 0o644, int(time.time())
+            data.seek(0)
+            tar.addfile(member, data)
             remote_inputs.append(f"{work}/{local.name}")
-    facts = ModelFacts(spec=spec, golden=[npyio.load(g) for g in spec.golden], remote_inputs=remote_inputs)
+    facts = ModelFacts(spec=spec, golden=[_golden(g) for g in spec.golden], remote_inputs=remote_inputs)
     delegate_args: list[str] = []
     if spec.backend == "tflite-delegate" and profile.delegate is not None:
         delegate_args = ["--delegate", profile.delegate.path]
@@ -437,8 +459,9 @@ def _fetch_outputs(
             wanted[member] = (run, index, local_out / f"out{index}.npy")
     if not wanted:
         return
+    received: dict[str, bytes] = {}
     try:
-        arrived, problem = fetch_files(link, remote, {m: w[2] for m, w in wanted.items()}, limits)
+        arrived, problem = fetch_files(link, remote, {m: w[2] for m, w in wanted.items()}, limits, received)
     except OutputFlood:
         arrived, problem = (
             set(),
@@ -454,16 +477,21 @@ def _fetch_outputs(
             )
             continue
         try:
-            run.outputs.append(npyio.load(local, max_bytes=limits.outputs_bytes))
+            run.outputs.append(npyio.load_bytes(received[member], str(local), max_bytes=limits.outputs_bytes))
         except npyio.NpyError as exc:
             run.error = str(exc).rstrip(".")
 
 
 def fetch_files(
-    link: BoardLink, remote: str, wanted: dict[str, Path], limits: Limits | None = None
+    link: BoardLink,
+    remote: str,
+    wanted: dict[str, Path],
+    limits: Limits | None = None,
+    received: dict[str, bytes] | None = None,
 ) -> tuple[set[str], str]:
     """Files under ``remote`` (names relative to it) in one tar stream, each saved at its local
-    path: the names that arrived, and what went wrong with the others (for a sentence).
+    path: the names that arrived, and what went wrong with the others (for a sentence). With
+    ``received``, each arrived file's content is also kept there (no need to read it back).
 
     For collectors too: one round trip for any number of files, bounded by ``limits``. Raises
     OutputFlood when the stream exceeds the bound by far, TransportError when the link fails.
@@ -471,7 +499,7 @@ def fetch_files(
     limits = limits or Limits()
     command = f"cd {shlex.quote(remote)} && exec tar -cf - -- " + " ".join(shlex.quote(m) for m in wanted)
     result = link.run(command, timeout=RUN_TIMEOUT_S, **_fetch_bounds(link, limits))
-    return _unpack(result.stdout, wanted, limits), _fetch_problem(result, limits)
+    return _unpack(result.stdout, wanted, limits, received), _fetch_problem(result, limits)
 
 
 def _fetch_bounds(link: BoardLink, limits: Limits) -> dict[str, int]:
@@ -487,8 +515,11 @@ def _fetch_problem(result: Any, limits: Limits) -> str:
     return f"tar: {visible(tail[-1])}" if tail else f"tar exited with status {result.exit_code}"
 
 
-def _unpack(stream: bytes, wanted: dict[str, Path], limits: Limits) -> set[str]:
-    """Save the wanted regular files of a tar stream at their local paths; the rest is ignored."""
+def _unpack(
+    stream: bytes, wanted: dict[str, Path], limits: Limits, received: dict[str, bytes] | None = None
+) -> set[str]:
+    """Save the wanted regular files of a tar stream at their local paths (their content also in
+    ``received``, if given); the rest is ignored."""
     arrived: set[str] = set()
     try:
         with tarfile.open(fileobj=io.BytesIO(stream), mode="r|") as tar:
@@ -498,8 +529,11 @@ def _unpack(stream: bytes, wanted: dict[str, Path], limits: Limits) -> set[str]:
                 source = tar.extractfile(member)
                 if source is None:
                     continue
-                wanted[member.name].write_bytes(source.read())
+                data = source.read()
+                wanted[member.name].write_bytes(data)
                 arrived.add(member.name)
+                if received is not None:
+                    received[member.name] = data
     except (tarfile.TarError, EOFError, ValueError, UnicodeError):
         pass  # a cut or garbled stream: what arrived intact is kept, the rest is reported missing
     return arrived
