@@ -27,6 +27,7 @@ import re
 import shlex
 import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -515,25 +516,44 @@ def _fetch_problem(result: Any, limits: Limits) -> str:
     return f"tar: {visible(tail[-1])}" if tail else f"tar exited with status {result.exit_code}"
 
 
+def run_and_fetch(
+    link: BoardLink, remote: str, script: str, top: str, timeout: float, limits: Limits | None = None
+) -> tuple[dict[str, bytes], str]:
+    """Run the shell ``script`` on the board, then bring back the regular files under
+    ``remote/top`` in the same command's tar stream: one round trip for work that leaves its
+    results in files. The files' contents by name relative to ``remote`` (bounded by ``limits``),
+    and what went wrong if some are missing (for a sentence)."""
+    limits = limits or Limits()
+    command = f"{script}; cd {shlex.quote(remote)} && exec tar -cf - -- {shlex.quote(top)}"
+    result = link.run(command, timeout=timeout, **_fetch_bounds(link, limits))
+    return _tar_members(result.stdout, limits, lambda name: True), _fetch_problem(result, limits)
+
+
 def _unpack(
     stream: bytes, wanted: dict[str, Path], limits: Limits, received: dict[str, bytes] | None = None
 ) -> set[str]:
     """Save the wanted regular files of a tar stream at their local paths (their content also in
     ``received``, if given); the rest is ignored."""
-    arrived: set[str] = set()
+    members = _tar_members(stream, limits, wanted.__contains__)
+    for name, data in members.items():
+        wanted[name].write_bytes(data)
+        if received is not None:
+            received[name] = data
+    return set(members)
+
+
+def _tar_members(stream: bytes, limits: Limits, keep: Callable[[str], bool]) -> dict[str, bytes]:
+    """The regular files of a tar stream that ``keep`` names, each at most the outputs limit; a
+    cut or garbled stream gives what arrived intact before the damage."""
+    members: dict[str, bytes] = {}
     try:
         with tarfile.open(fileobj=io.BytesIO(stream), mode="r|") as tar:
             for member in tar:
-                if member.name not in wanted or not member.isreg() or member.size > limits.outputs_bytes:
+                if not keep(member.name) or not member.isreg() or member.size > limits.outputs_bytes:
                     continue
                 source = tar.extractfile(member)
-                if source is None:
-                    continue
-                data = source.read()
-                wanted[member.name].write_bytes(data)
-                arrived.add(member.name)
-                if received is not None:
-                    received[member.name] = data
+                if source is not None:
+                    members[member.name] = source.read()
     except (tarfile.TarError, EOFError, ValueError, UnicodeError):
-        pass  # a cut or garbled stream: what arrived intact is kept, the rest is reported missing
-    return arrived
+        pass  # the rest is reported missing by the caller
+    return members

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import posixpath
 import shlex
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from npu_accept import npyio
-from npu_accept.transport import CommandTimeout, TransportError
+from npu_accept.transport import CommandTimeout, TransportError, visible
 from npu_accept.untrusted import BoardDataError, output_name, validated
 
 FACT_KEY = "determinism"
@@ -50,7 +49,7 @@ def collect_determinism(
     connection: Any, remote_dir: str, facts: Any, profile: Any, artifacts: Path
 ) -> dict[str, Any]:
     # collect imports the registry, which imports this
-    from npu_accept.collect import fetch_files
+    from npu_accept.collect import Limits, run_and_fetch
 
     runs = runs_wanted(profile)
     records: dict[str, Any] = {}
@@ -59,28 +58,27 @@ def collect_determinism(
             continue
         name = model.spec.name
         local = artifacts / name / "determinism"
-        local.mkdir(parents=True, exist_ok=True)
         record: dict[str, Any] = {"runs": runs, "digests": [digest(model.npu.outputs)], "differs": None}
         try:
             if not model.remote_inputs:
                 raise RuntimeError(f"the inputs of {name} are not on the board (collected without the suite)")
-            # The inputs are the suite's own, still on the board; each run is one round trip, and
-            # the outputs of all runs come back in one stream.
-            files = {
-                run: _run_once(connection, remote_dir, model, profile, run, local)
-                for run in range(2, runs + 1)
-            }
-            wanted = {member: path for items in files.values() for member, path in items}
-            received: dict[str, bytes] = {}
-            arrived, problem = fetch_files(connection, remote_dir, wanted, received=received)
-            for run, items in files.items():
-                if any(member not in arrived for member, _ in items):
-                    raise RuntimeError(f"the outputs of run {run} of {name} did not arrive ({problem})")
-                outputs = [npyio.load_bytes(received[member], str(path)) for member, path in items]
+            # The inputs are the suite's own, still on the board. All runs, each a new npu-run
+            # process, and their reports and outputs come back in one round trip.
+            top = f"determinism/{_safe(name)}"
+            script = "; ".join(_run_once(remote_dir, top, model, profile, run) for run in range(2, runs + 1))
+            members, problem = run_and_fetch(
+                connection, remote_dir, script, top, RUN_TIMEOUT_S * max(runs - 1, 1), Limits()
+            )
+            for run in range(2, runs + 1):
+                outputs = _outputs_of(members, problem, f"{remote_dir}/{top}/out{run}", top, run, name)
                 record["digests"].append(digest(outputs))
                 difference = first_difference(model.npu.outputs, outputs)
                 if difference and record["differs"] is None:
                     record["differs"] = {"run": run, "what": difference}
+                if difference:  # the evidence; identical outputs are the first run's files
+                    local.mkdir(parents=True, exist_ok=True)
+                    for index, array in enumerate(outputs):
+                        np.save(local / f"run{run}-out{index}.npy", array, allow_pickle=False)
         except (CommandTimeout, TransportError, RuntimeError, npyio.NpyError) as exc:
             record["error"] = str(exc)
         records[name] = record
@@ -88,31 +86,54 @@ def collect_determinism(
     return {FACT_KEY: records}
 
 
-def _run_once(
-    connection: Any, remote_dir: str, model: Any, profile: Any, run: int, local: Path
-) -> list[tuple[str, Path]]:
-    """Run the model once more; its output files (names under remote_dir, local paths), in order."""
-    out = f"{remote_dir}/determinism/{model.spec.name}/out{run}"
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "model"
+
+
+def _run_once(remote_dir: str, top: str, model: Any, profile: Any, run: int) -> str:
+    """The shell command that runs the model once more into ``top/out<run>``: its report, stderr
+    and exit status land in files there, fetched with the outputs."""
+    out = f"{remote_dir}/{top}/out{run}"
     argv = ["python3", f"{remote_dir}/npu-run", "--model", model.spec.path, "--input", *model.remote_inputs]
     argv += ["--output-dir", out, "--backend", model.spec.backend, "--runs", "1", "--warmup", "0", "--json"]
     if model.spec.backend == "tflite-delegate" and profile.delegate is not None:
         argv += ["--delegate", profile.delegate.path]
         for key, value in profile.delegate.options.items():
             argv += ["--delegate-option", f"{key}={value}"]
-    command = f"mkdir -p {shlex.quote(out)} && exec " + " ".join(shlex.quote(a) for a in argv)
-    result = connection.run(command, timeout=RUN_TIMEOUT_S)
-    what = f"run {run} of {model.spec.name}"
+    q = shlex.quote(out)
+    return (
+        f"mkdir -p {q} && {{ "
+        + " ".join(shlex.quote(a) for a in argv)
+        + f" </dev/null >{q}/{_REPORT} 2>{q}/{_STDERR}; echo $? >{q}/{_STATUS}; }}"
+    )
+
+
+_REPORT, _STDERR, _STATUS = ".npu-run.json", ".npu-run.stderr", ".status"
+
+
+def _outputs_of(
+    members: dict[str, bytes], problem: str, out: str, top: str, run: int, name: str
+) -> list[np.ndarray]:
+    """The outputs of one re-run, from the fetched files: its status and report first."""
+    what = f"run {run} of {name}"
+    folder = f"{top}/out{run}"
+    status = members.get(f"{folder}/{_STATUS}", b"").strip()
+    if not status:
+        raise RuntimeError(f"{what} left no exit status ({problem})")
     try:
-        report = validated(result.stdout, "npu-run", what)
+        report = validated(members.get(f"{folder}/{_REPORT}", b""), "npu-run", what)
     except BoardDataError:
         report = None
-    if result.exit_code != 0 or report is None:
-        raise RuntimeError(f"{what} failed with status {result.exit_code}")
-    items = []
+    if status != b"0" or report is None:
+        raise RuntimeError(f"{what} failed with status {visible(status.decode(errors='replace'), 16)}")
+    outputs = []
     for output in report["outputs"]:
         try:
-            name = output_name(str(output["file"]), out, what)
+            file = output_name(str(output["file"]), out, what)
         except BoardDataError as exc:
             raise RuntimeError(str(exc)) from None
-        items.append((posixpath.relpath(f"{out}/{name}", remote_dir), local / f"run{run}-{name}"))
-    return items
+        data = members.get(f"{folder}/{file}")
+        if data is None:
+            raise RuntimeError(f"the outputs of {what} did not arrive ({problem})")
+        outputs.append(npyio.load_bytes(data, f"{what}: {file}"))
+    return outputs
