@@ -7,9 +7,9 @@ names it, so a checkout without an install works the same).
                    [--baseline FILE] [--strict] [--lava-signals] [--junitxml FILE]
 
 Every test takes the `board` fixture, parametrized by target (fleet mode: `--target` repeats and
-the test ids carry the target).  The first test that needs a board makes the session fixture
-`fleet` examine all boards concurrently, one thread per board, and judge the ten checks; each
-test then reports its check for its board.  The terminal summary and the reports name the root
+the test ids carry the target).  The first test that needs a board has all boards examined
+concurrently, one thread per board, and the ten checks judged (the session fixture `fleet` gives
+every outcome to tests of your own); each test then reports its check for its board.  The terminal summary and the reports name the root
 cause when checks fail.
 
 Installed, the plugin is loaded into every pytest session of its environment: it stays inert
@@ -245,18 +245,31 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def suite(request: pytest.FixtureRequest) -> SuiteState:
-    """The session's options and profile."""
+    """The session's options and profile (for tests of your own next to the suite's)."""
     return request.config.stash[STATE]
 
 
 @pytest.fixture(scope="session")
-def fleet(
-    request: pytest.FixtureRequest,
-    suite: SuiteState,
-    record_testsuite_property: Callable[[str, object], None],
-) -> dict[str, BoardOutcome]:
-    """Examine every board concurrently (one thread each), then judge the ten checks per board."""
+def fleet(request: pytest.FixtureRequest) -> dict[str, BoardOutcome]:
+    """Every board's outcome (for tests of your own next to the suite's)."""
+    return _fleet(request)
+
+
+def _fleet(request: pytest.FixtureRequest) -> dict[str, BoardOutcome]:
+    """Examine every board concurrently (one thread each) on first use, then judge the ten checks
+    per board; the suite's and the boards' JUnit properties are recorded then.
+
+    A plain function rather than a fixture the per-test fixtures depend on: pytest builds a
+    "request" fixture definition (with inspect.signature) for every fixture that takes
+    ``request`` each time a test asks for it, cached or not; with one fixture less per test
+    that is ~0.3 ms less per test case, 0.1 s at 32 boards (benchmarks/bench_fleet.py).
+    """
+    suite = request.config.stash[STATE]
     if not suite.outcomes:
+        record = request.getfixturevalue("record_testsuite_property")
+        record("profile_name", suite.profile.name)
+        record("profile", str(suite.profile.source))
+        record("targets", " ".join(suite.targets))
         suite.outcomes.update(_examine_all(suite))
         if all(o.facts.unreachable for o in suite.outcomes.values()):
             if suite.lava:  # LAVA still gets a result per test case; the lines bypass output capture
@@ -271,7 +284,7 @@ def fleet(
         fleet_mode = len(suite.outcomes) > 1
         for outcome in suite.outcomes.values():
             for key, value in board_properties(outcome).items():
-                record_testsuite_property(f"{outcome.target} {key}" if fleet_mode else key, value)
+                record(f"{outcome.target} {key}" if fleet_mode else key, value)
     return suite.outcomes
 
 
@@ -320,16 +333,15 @@ def failed_outcome(target: str, suite: SuiteState, sentence: str) -> BoardOutcom
 
 
 @pytest.fixture(scope="session")
-def board(request: pytest.FixtureRequest, fleet: dict[str, BoardOutcome]) -> BoardOutcome:
+def board(request: pytest.FixtureRequest) -> BoardOutcome:
     """The examined board this test judges (parametrized by --target)."""
-    return fleet[request.param]
+    return _fleet(request)[request.param]
 
 
 @pytest.fixture
-def judge(
-    request: pytest.FixtureRequest, board: BoardOutcome, suite: SuiteState
-) -> Callable[[str], CheckResult]:
+def judge(request: pytest.FixtureRequest, board: BoardOutcome) -> Callable[[str], CheckResult]:
     """`judge("driver")` reports check `driver` of this test's board: pass, fail or skip with its sentence."""
+    suite = request.config.stash[STATE]
 
     def _judge(check: str) -> CheckResult:
         result = board.results[check]
@@ -355,18 +367,6 @@ def judge(
 
 
 _RESULT = pytest.StashKey[tuple[str, CheckResult]]()
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _suite_properties(
-    request: pytest.FixtureRequest, record_testsuite_property: Callable[[str, object], None]
-) -> Iterator[None]:
-    state = request.config.stash.get(STATE, None)
-    if state is not None:
-        record_testsuite_property("profile_name", state.profile.name)
-        record_testsuite_property("profile", str(state.profile.source))
-        record_testsuite_property("targets", " ".join(state.targets))
-    yield
 
 
 @pytest.hookimpl(hookwrapper=True)
