@@ -616,6 +616,36 @@ def test_paramiko_private_api_is_still_there() -> None:
     )
     assert table[MSG_CHANNEL_REQUEST] is paramiko.Channel._handle_request, "Channel._handle_request changed"
     assert _Transport._channel_handler_table[MSG_CHANNEL_REQUEST] is not table[MSG_CHANNEL_REQUEST]
+    # _send_open and _exec_request replicate the first half of Transport.open_channel and
+    # Channel.exec_command with these (a bounded wait instead of paramiko's blocking one).
+    for name in ("_sanitize_window_size", "_sanitize_packet_size", "_next_channel", "_send_user_message"):
+        assert callable(getattr(paramiko.Transport, name, None)), f"Transport.{name} changed"
+    for name in ("_set_transport", "_set_window", "_event_pending"):
+        assert callable(getattr(paramiko.Channel, name, None)), f"Channel.{name} changed"
+    assert hasattr(paramiko.common, "cMSG_CHANNEL_OPEN") and hasattr(paramiko.common, "cMSG_CHANNEL_REQUEST")
+
+
+def test_commands_after_the_first_use_a_channel_opened_ahead(
+    twin: Twin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One round trip a command: the next session channel's open request goes out as a command
+    starts, without a thread; only the first command opens its own."""
+    opened = []
+    real = paramiko.Transport.open_session
+
+    def counting(self, *args, **kwargs):
+        opened.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(paramiko.Transport, "open_session", counting)
+    with Connection.open(twin.target, identity=twin.identity, known_hosts=twin.known_hosts) as c:
+        for n in range(5):
+            assert c.run(f"echo {n}", timeout=10).stdout == f"{n}\n".encode()
+        # paramiko's own thread only: no helper thread of ours per connection
+        assert not [t.name for t in threading.enumerate() if t.name.startswith("npu-accept-")]
+        live = [ch for ch in c._client.get_transport()._channels.values() if not ch.closed]
+    assert len(opened) == 1
+    assert len(live) <= 1  # the unused spare at most, closed with the connection
 
 
 def test_paramiko_loads_without_invoke_which_match_exec_still_imports_on_use():

@@ -9,8 +9,8 @@ names it, so a checkout without an install works the same).
 Every test takes the `board` fixture, parametrized by target (fleet mode: `--target` repeats and
 the test ids carry the target).  The first test that needs a board has all boards examined
 concurrently, one thread per board, and the ten checks judged (the session fixture `fleet` gives
-every outcome to tests of your own); each test then reports its check for its board.  The terminal summary and the reports name the root
-cause when checks fail.
+every outcome to tests of your own); each test then reports its check for its board.  The
+terminal summary and the reports name the root cause when checks fail.
 
 Installed, the plugin is loaded into every pytest session of its environment: it stays inert
 (options only) unless the suite's own conftest.py asks for it (`request_suite`) or a suite

@@ -500,120 +500,122 @@ class _Exchange:
 
 
 class _Helper:
-    """A connection's two helper threads, started on first use.
+    """A connection's session channel opened ahead, without a thread of its own.
 
-    The opener keeps one session channel opened ahead, so that a command costs one round trip
-    (the exec request) instead of two (open, then exec): on a 40 ms link that is 40 ms per
-    command. The watchdog closes a transport whose exec request got no answer by its deadline:
-    paramiko's ``exec_command`` waits for the reply without a timeout, and a board whose kernel
-    hangs keeps the TCP connection, which would hold the caller for the TCP retransmission
-    timeout (~15 min). They are separate threads so that an open the board never answers cannot
-    hold the watchdog.
+    So that a command costs one round trip (the exec request) instead of two (open, then exec):
+    on a 40 ms link that is 40 ms per command. The next channel's open request is sent as a
+    command takes the current one, and its answer is awaited (bounded) only when the next command
+    needs it: paramiko's ``open_session`` would block the caller for that round trip, which is
+    why this replicates its first half (:func:`_send_open`). An earlier version kept a thread per
+    connection opening spares, and another as a watchdog for exec requests; both cost a thread
+    wake-up per command, a fleet's biggest per-command cost after paramiko's own
+    (benchmarks/bench_fleet.py). The exec request's bounded wait is :func:`_exec_request`.
     """
 
     def __init__(self) -> None:
-        lock = threading.Lock()
-        self._cond = threading.Condition(lock)  # the opener's: a spare is wanted
-        self._alarm = threading.Condition(lock)  # the watchdog's: a deadline was set
-        self._armed: dict[int, tuple[float, paramiko.Transport]] = {}
-        self._fired: set[int] = set()
-        self._next = 0
-        self._threads: list[threading.Thread] = []
-        self._stopped = False
+        self._lock = threading.Lock()
+        self._spare: _Opening | None = None
         self._spares_wanted = True
-        self._spare: tuple[paramiko.Transport, paramiko.Channel] | None = None
-        self._want: paramiko.Transport | None = None
 
-    def _start(self) -> None:
-        if not self._threads and not self._stopped:
-            for name, loop in (("npu-accept-opener", self._opener), ("npu-accept-watchdog", self._watchdog)):
-                thread = threading.Thread(target=loop, name=name, daemon=True)
-                thread.start()
-                self._threads.append(thread)
-
-    def take(self, transport: paramiko.Transport) -> paramiko.Channel | None:
-        """The channel opened ahead on ``transport`` (or None), and ask for the next one."""
-        with self._cond:
+    def take(self, transport: paramiko.Transport, wait: float) -> paramiko.Channel | None:
+        """The channel opened ahead on ``transport`` (or None), and the open request for the next."""
+        with self._lock:
             spare, self._spare = self._spare, None
-            if self._spares_wanted:
-                self._want = transport
-                self._start()
-                self._cond.notify()
+            if self._spares_wanted and transport.is_active():
+                with contextlib.suppress(*_LINK_ERRORS):
+                    self._spare = _send_open(transport)
         if spare is None:
             return None
-        if spare[0] is transport and spare[1].active and not spare[1].closed:
-            return spare[1]
-        with contextlib.suppress(Exception):
-            spare[1].close()
+        if spare.transport is transport:
+            chan = spare.channel(wait)
+            if chan is not None:
+                return chan
+        spare.abandon()
         return None
 
-    def arm(self, seconds: float, transport: paramiko.Transport) -> int:
-        with self._cond:
-            self._next += 1
-            self._armed[self._next] = (time.monotonic() + seconds, transport)
-            self._start()
-            self._alarm.notify()
-            return self._next
-
-    def disarm(self, token: int) -> bool:
-        """Whether the deadline passed and the transport was closed."""
-        with self._cond:
-            self._armed.pop(token, None)
-            fired = token in self._fired
-            self._fired.discard(token)
-            return fired
-
-    def _watchdog(self) -> None:
-        # Sleeps until the earliest deadline (or until armed): an idle connection costs no wakeups.
-        while True:
-            with self._cond:
-                if self._stopped:
-                    return
-                now = time.monotonic()
-                due = [(t, tr) for t, (deadline, tr) in self._armed.items() if deadline <= now]
-                for token, _ in due:
-                    self._armed.pop(token)
-                    self._fired.add(token)
-                if not due:
-                    earliest = min((deadline for deadline, _ in self._armed.values()), default=None)
-                    self._alarm.wait(None if earliest is None else earliest - now)
-                    continue
-            for _, transport in due:
-                with contextlib.suppress(Exception):
-                    transport.close()
-
-    def _opener(self) -> None:
-        while True:
-            with self._cond:
-                while not self._stopped and (self._want is None or self._spare is not None):
-                    self._cond.wait()
-                if self._stopped:
-                    return
-                want, self._want = self._want, None
-            try:
-                chan = want.open_session(window_size=_WINDOW, timeout=10.0)
-            except Exception:  # noqa: BLE001 - no spare: the next command opens its own channel
-                continue
-            with self._cond:
-                if self._spare is None and not self._stopped:
-                    self._spare = (want, chan)
-                    continue
-            with contextlib.suppress(Exception):
-                chan.close()
-
     def no_more_spares(self) -> None:
-        with self._cond:
+        with self._lock:
             self._spares_wanted = False
 
     def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
+        with self._lock:
             spare, self._spare = self._spare, None
-            self._cond.notify_all()
-            self._alarm.notify_all()
         if spare is not None:
+            spare.abandon()
+
+
+@dataclass
+class _Opening:
+    """A session channel whose open request is sent and whose answer may not have come yet."""
+
+    transport: paramiko.Transport
+    chanid: int
+    chan: paramiko.Channel
+    event: threading.Event
+
+    def channel(self, wait: float) -> paramiko.Channel | None:
+        """The open channel, once the board answered (waiting at most ``wait`` s); None if the
+        board refused it, the link dropped or no answer came."""
+        if not self.event.wait(wait) or not self.transport.is_active():
+            return None
+        chan = self.transport._channels.get(self.chanid)
+        if chan is not self.chan or not chan.active or chan.closed:
+            return None
+        return chan
+
+    def abandon(self) -> None:
+        """Not used: closed once open (a close before the answer would name no channel yet)."""
+        if self.event.is_set():
             with contextlib.suppress(Exception):
-                spare[1].close()
+                self.chan.close()
+
+
+def _send_open(transport: paramiko.Transport) -> _Opening:
+    """The first half of paramiko's ``Transport.open_channel("session")``: the channel is
+    registered and its open request sent; the transport's thread records the answer and sets the
+    event, as for a channel paramiko opens itself. tests/test_transport.py checks that the
+    private names used here are still there."""
+    with transport.lock:
+        window = transport._sanitize_window_size(_WINDOW)
+        packet = transport._sanitize_packet_size(None)
+        chanid = transport._next_channel()
+        m = paramiko.Message()
+        m.add_byte(paramiko.common.cMSG_CHANNEL_OPEN)
+        m.add_string("session")
+        m.add_int(chanid)
+        m.add_int(window)
+        m.add_int(packet)
+        chan = paramiko.Channel(chanid)
+        transport._channels.put(chanid, chan)
+        transport.channel_events[chanid] = event = threading.Event()
+        transport.channels_seen[chanid] = True
+        chan._set_transport(transport)
+        chan._set_window(window, packet)
+    transport._send_user_message(m)
+    return _Opening(transport, chanid, chan, event)
+
+
+def _exec_request(chan: paramiko.Channel, command: str, wait: float) -> bool:
+    """paramiko's ``Channel.exec_command``, waiting at most ``wait`` s for the board's answer
+    (paramiko waits without a timeout, and a board whose kernel hangs keeps the TCP connection
+    for the retransmission timeout, ~15 min). Whether the answer came; a refusal or a dropped
+    link raises as ``exec_command`` does."""
+    if chan.closed or chan.eof_received or chan.eof_sent or not chan.active:
+        raise paramiko.SSHException("Channel is not open")
+    m = paramiko.Message()
+    m.add_byte(paramiko.common.cMSG_CHANNEL_REQUEST)
+    m.add_int(chan.remote_chanid)
+    m.add_string("exec")
+    m.add_boolean(True)
+    m.add_string(command)
+    chan._event_pending()
+    chan.transport._send_user_message(m)
+    if not chan.event.wait(wait):
+        return False
+    if chan.event_ready:
+        return True
+    error = chan.transport.get_exception()
+    raise error if error is not None else paramiko.SSHException("Channel closed.")
 
 
 @dataclass
@@ -730,25 +732,25 @@ class Connection:
         """Open a session channel and start ``cmd``; both waits are bounded."""
         transport = self._transport()
         wait = max(min(timeout, self._settings.connect_timeout), 1.0)
-        chan = self._helper.take(transport)
+        chan = self._helper.take(transport, wait)
         if chan is None:
             try:
                 chan = transport.open_session(window_size=_WINDOW, timeout=wait)
             except (paramiko.SSHException, OSError, EOFError) as e:
                 raise self._lost(shown, e) from None
-        token = self._helper.arm(wait, transport)
         try:
-            chan.exec_command(cmd)
+            started = _exec_request(chan, cmd, wait)
         except _LINK_ERRORS as e:
             with contextlib.suppress(*_LINK_ERRORS):
                 chan.close()
-            if self._helper.disarm(token):
-                raise ConnectionLost(
-                    f"{self.target} accepted the connection but did not start {shown!r} within "
-                    f"{wait:g} s, so the connection was closed; check that the board is not hung."
-                ) from None
             raise self._lost(shown, e) from None
-        self._helper.disarm(token)
+        if not started:
+            with contextlib.suppress(Exception):
+                transport.close()
+            raise ConnectionLost(
+                f"{self.target} accepted the connection but did not start {shown!r} within "
+                f"{wait:g} s, so the connection was closed; check that the board is not hung."
+            )
         return chan
 
     def _unfinished(self, shown: str, timeout: float, exchange: _Exchange) -> TransportError:
