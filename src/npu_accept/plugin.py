@@ -199,6 +199,8 @@ def pytest_configure(config: pytest.Config) -> None:
             limits=Limits(outputs_bytes=config.option.output_limit << 20),
         ),
     )
+    if config.option.lava_signals:
+        config.pluginmanager.register(_LavaSignals(config.stash[STATE]), "npu-accept-lava-signals")
     # Everything imported so far lives for the whole session: keep it out of every later garbage
     # collection (pytest alone collects five times at its end), which otherwise rescans numpy,
     # paramiko and pytest each time (benchmarks/bench_fleet.py).
@@ -369,20 +371,24 @@ def judge(request: pytest.FixtureRequest, board: BoardOutcome) -> Callable[[str]
 _RESULT = pytest.StashKey[tuple[str, CheckResult]]()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()
-    state = item.config.stash.get(STATE, None)
-    if state is None or not state.lava or report.when != "call":
-        return
-    stored = item.stash.get(_RESULT, None)
-    if stored is None:
-        return
-    target, result = stored
-    status = "pass" if report.passed else "skip" if report.skipped else "fail"
-    sys.stdout.write("\n" + lava_line(result.check, target, len(state.targets) > 1, status) + "\n")
-    sys.stdout.flush()
+class _LavaSignals:
+    """Registered only with --lava-signals: a LAVA_SIGNAL_TESTCASE line after each check's test
+    (a hook every test pays for otherwise)."""
+
+    def __init__(self, state: SuiteState) -> None:
+        self.state = state
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+        report = yield
+        stored = item.stash.get(_RESULT, None)
+        if report.when == "call" and stored is not None:
+            target, result = stored
+            status = "pass" if report.passed else "skip" if report.skipped else "fail"
+            line = lava_line(result.check, target, len(self.state.targets) > 1, status)
+            sys.stdout.write("\n" + line + "\n")
+            sys.stdout.flush()
+        return report
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

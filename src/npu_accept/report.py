@@ -297,19 +297,23 @@ def _environment() -> jinja2.Environment:
     return environment
 
 
-def render_markdown(outcomes: list[BoardOutcome]) -> str:
-    return _environment().get_template("report.md.j2").render(_context(outcomes))
+def render_markdown(outcomes: list[BoardOutcome], context: dict[str, Any] | None = None) -> str:
+    return _environment().get_template("report.md.j2").render(context or _context(outcomes))
 
 
-def render_html(outcomes: list[BoardOutcome]) -> str:
-    return _environment().get_template("report.html.j2").render(_context(outcomes))
+def render_html(outcomes: list[BoardOutcome], context: dict[str, Any] | None = None) -> str:
+    return _environment().get_template("report.html.j2").render(context or _context(outcomes))
 
 
 def write_reports(outcomes: list[BoardOutcome], directory: Path) -> list[Path]:
     """report.md, report.html and summary.json under `directory`."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in (("report.md", render_markdown(outcomes)), ("report.html", render_html(outcomes))):
+    context = _context(outcomes)  # built once for both
+    for name, text in (
+        ("report.md", render_markdown(outcomes, context)),
+        ("report.html", render_html(outcomes, context)),
+    ):
         path = directory / name
         path.write_text(text, encoding="utf-8")
         written.append(path)

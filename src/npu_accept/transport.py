@@ -415,7 +415,8 @@ def _load_identity(identity: Path) -> paramiko.PKey:
     if not identity.is_file():
         raise IdentityError(f"Identity file {identity} does not exist; {fix}.")
     try:
-        return paramiko.PKey.from_path(identity)
+        stat = identity.stat()
+        return _identity_key(identity, stat.st_ino, stat.st_size, stat.st_mtime_ns)
     except paramiko.PasswordRequiredException:
         raise IdentityError(
             f"Identity file {identity} is passphrase-protected; load it into ssh-agent and omit "
@@ -423,6 +424,12 @@ def _load_identity(identity: Path) -> paramiko.PKey:
         ) from None
     except (paramiko.SSHException, OSError, ValueError) as e:
         raise IdentityError(f"Identity file {identity} is not a usable private key ({e}); {fix}.") from None
+
+
+@functools.lru_cache(maxsize=8)
+def _identity_key(identity: Path, inode: int, size: int, mtime_ns: int) -> paramiko.PKey:
+    """The private key of one version of an identity file, read once for all boards."""
+    return paramiko.PKey.from_path(identity)
 
 
 @dataclass
