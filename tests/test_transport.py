@@ -616,11 +616,11 @@ def test_paramiko_private_api_is_still_there() -> None:
     )
     assert table[MSG_CHANNEL_REQUEST] is paramiko.Channel._handle_request, "Channel._handle_request changed"
     assert _Transport._channel_handler_table[MSG_CHANNEL_REQUEST] is not table[MSG_CHANNEL_REQUEST]
-    # _send_open and _exec_request replicate the first half of Transport.open_channel and
-    # Channel.exec_command with these (a bounded wait instead of paramiko's blocking one).
+    # _send_open replicates the first half of Transport.open_channel with these, _exec_request
+    # Channel.exec_command without its unbounded wait for the answer.
     for name in ("_sanitize_window_size", "_sanitize_packet_size", "_next_channel", "_send_user_message"):
         assert callable(getattr(paramiko.Transport, name, None)), f"Transport.{name} changed"
-    for name in ("_set_transport", "_set_window", "_event_pending"):
+    for name in ("_set_transport", "_set_window"):
         assert callable(getattr(paramiko.Channel, name, None)), f"Channel.{name} changed"
     assert hasattr(paramiko.common, "cMSG_CHANNEL_OPEN") and hasattr(paramiko.common, "cMSG_CHANNEL_REQUEST")
 

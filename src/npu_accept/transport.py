@@ -504,6 +504,7 @@ class _Exchange:
     send_error: BaseException | None = None
     stalled: bool = False
     flooded: bool = False
+    unstarted: bool = False  # no sign of life from the command by its start deadline
 
 
 class _Helper:
@@ -516,7 +517,7 @@ class _Helper:
     why this replicates its first half (:func:`_send_open`). An earlier version kept a thread per
     connection opening spares, and another as a watchdog for exec requests; both cost a thread
     wake-up per command, a fleet's biggest per-command cost after paramiko's own
-    (benchmarks/bench_fleet.py). The exec request's bounded wait is :func:`_exec_request`.
+    (benchmarks/bench_fleet.py). How a command's start is awaited: :func:`_exec_request`.
     """
 
     def __init__(self) -> None:
@@ -602,27 +603,23 @@ def _send_open(transport: paramiko.Transport) -> _Opening:
     return _Opening(transport, chanid, chan, event)
 
 
-def _exec_request(chan: paramiko.Channel, command: str, wait: float) -> bool:
-    """paramiko's ``Channel.exec_command``, waiting at most ``wait`` s for the board's answer
-    (paramiko waits without a timeout, and a board whose kernel hangs keeps the TCP connection
-    for the retransmission timeout, ~15 min). Whether the answer came; a refusal or a dropped
-    link raises as ``exec_command`` does."""
+def _exec_request(chan: paramiko.Channel, command: str) -> None:
+    """paramiko's ``Channel.exec_command`` without asking for an answer (want-reply false).
+
+    paramiko waits for the answer without a timeout (a board whose kernel hangs keeps the TCP
+    connection for the retransmission timeout, ~15 min), and waiting for it at all costs a round
+    trip per command. Instead the command's first sign of life is awaited, bounded, while its
+    streams are drained: every command prints its PID mark on stderr first (``_PID_PREFIX``).
+    A board that refuses the request closes the channel, which reads as a dropped link."""
     if chan.closed or chan.eof_received or chan.eof_sent or not chan.active:
         raise paramiko.SSHException("Channel is not open")
     m = paramiko.Message()
     m.add_byte(paramiko.common.cMSG_CHANNEL_REQUEST)
     m.add_int(chan.remote_chanid)
     m.add_string("exec")
-    m.add_boolean(True)
+    m.add_boolean(False)
     m.add_string(command)
-    chan._event_pending()
     chan.transport._send_user_message(m)
-    if not chan.event.wait(wait):
-        return False
-    if chan.event_ready:
-        return True
-    error = chan.transport.get_exception()
-    raise error if error is not None else paramiko.SSHException("Channel closed.")
 
 
 @dataclass
@@ -717,9 +714,17 @@ class Connection:
             cmd = "".join(f"export {k}={shlex.quote(v)}; " for k, v in env.items()) + cmd
         deadline = time.monotonic() + timeout
         prefix = _PID_PREFIX + (_NO_INPUT if exchange.source is None else "")
-        chan = self._start(prefix + cmd, shown, timeout, exchange)
+        wait = max(min(timeout, self._settings.connect_timeout), 1.0)
+        chan = self._start(prefix + cmd, shown, wait)
         try:
-            finished = self._pump(chan, exchange, deadline)
+            finished = self._pump(chan, exchange, deadline, time.monotonic() + wait)
+            if exchange.unstarted:
+                with contextlib.suppress(Exception):
+                    chan.transport.close()
+                raise ConnectionLost(
+                    f"{self.target} accepted the connection but did not start {shown!r} within "
+                    f"{wait:g} s, so the connection was closed; check that the board is not hung."
+                )
             if not finished:
                 self._kill_group(exchange.stderr.value())
                 raise self._unfinished(shown, timeout, exchange)
@@ -735,10 +740,9 @@ class Connection:
             return chan.exit_status, None
         raise self._lost(shown, None)
 
-    def _start(self, cmd: str, shown: str, timeout: float, exchange: _Exchange) -> paramiko.Channel:
-        """Open a session channel and start ``cmd``; both waits are bounded."""
+    def _start(self, cmd: str, shown: str, wait: float) -> paramiko.Channel:
+        """Take or open a session channel (waiting at most ``wait`` s) and send the exec request."""
         transport = self._transport()
-        wait = max(min(timeout, self._settings.connect_timeout), 1.0)
         chan = self._helper.take(transport, wait)
         if chan is None:
             try:
@@ -746,18 +750,11 @@ class Connection:
             except (paramiko.SSHException, OSError, EOFError) as e:
                 raise self._lost(shown, e) from None
         try:
-            started = _exec_request(chan, cmd, wait)
+            _exec_request(chan, cmd)
         except _LINK_ERRORS as e:
             with contextlib.suppress(*_LINK_ERRORS):
                 chan.close()
             raise self._lost(shown, e) from None
-        if not started:
-            with contextlib.suppress(Exception):
-                transport.close()
-            raise ConnectionLost(
-                f"{self.target} accepted the connection but did not start {shown!r} within "
-                f"{wait:g} s, so the connection was closed; check that the board is not hung."
-            )
         return chan
 
     def _unfinished(self, shown: str, timeout: float, exchange: _Exchange) -> TransportError:
@@ -790,8 +787,9 @@ class Connection:
         with contextlib.suppress(TransportError):
             self.run(f"kill -KILL -- -{pgid} 2>/dev/null || kill -KILL -{pgid}", timeout=10)
 
-    def _pump(self, chan: paramiko.Channel, exchange: _Exchange, deadline: float) -> bool:
-        """Feed stdin (in a thread), drain both streams until exit; whether it finished in time."""
+    def _pump(self, chan: paramiko.Channel, exchange: _Exchange, deadline: float, start_by: float) -> bool:
+        """Feed stdin (in a thread), drain both streams until exit; whether it finished in time
+        (not if it showed no sign of life by ``start_by``: ``exchange.unstarted``)."""
         writer = None
         if exchange.source is not None:
             writer = threading.Thread(
@@ -799,7 +797,7 @@ class Connection:
             )
             writer.start()
         try:
-            return self._drain(chan, exchange, deadline)
+            return self._drain(chan, exchange, deadline, start_by)
         finally:
             if writer is not None:
                 if writer.is_alive():
@@ -808,7 +806,9 @@ class Connection:
                 writer.join()
 
     @staticmethod
-    def _drain(chan: paramiko.Channel, exchange: _Exchange, deadline: float) -> bool:
+    def _drain(
+        chan: paramiko.Channel, exchange: _Exchange, deadline: float, start_by: float | None = None
+    ) -> bool:
         fd = chan.fileno()
         progress_at = time.monotonic()
         moved = 0
@@ -828,6 +828,12 @@ class Connection:
             elif chan.closed and not chan.recv_ready() and not chan.recv_stderr_ready():
                 return True
             now = time.monotonic()
+            if start_by is not None:
+                if exchange.stdout.seen or exchange.stderr.seen or chan.exit_status_ready():
+                    start_by = None  # the command runs (its PID mark came first)
+                elif now >= start_by:
+                    exchange.unstarted = True
+                    return False
             if exchange.progress_timeout is not None:
                 total = exchange.stdout.seen + exchange.stderr.seen + exchange.sent
                 if total != moved:
@@ -837,7 +843,7 @@ class Connection:
                     return False
             if now >= deadline:
                 return False
-            select.select([fd], [], [], min(deadline - now, 0.5))
+            select.select([fd], [], [], min(deadline - now, 0.5, *([start_by - now] if start_by else [])))
 
     def _transport(self) -> paramiko.Transport:
         transport = self._client.get_transport()
