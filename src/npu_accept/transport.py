@@ -843,7 +843,12 @@ class Connection:
                     return False
             if now >= deadline:
                 return False
-            select.select([fd], [], [], min(deadline - now, 0.5, *([start_by - now] if start_by else [])))
+            # Data, EOF, the close and a dropped link all make the channel's pipe readable: sleep
+            # until then or the next deadline, not in slices (a fleet's boards wait for minutes).
+            wake = deadline if start_by is None else min(deadline, start_by)
+            if exchange.progress_timeout is not None:
+                wake = min(wake, progress_at + exchange.progress_timeout + 0.01)
+            select.select([fd], [], [], max(wake - now, 0.001))
 
     def _transport(self) -> paramiko.Transport:
         transport = self._client.get_transport()
