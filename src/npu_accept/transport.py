@@ -103,7 +103,7 @@ _QUOTE_CHARS = 200
 # What paramiko raises when the socket under a channel dies (EOFError from its packetizer).
 _LINK_ERRORS = (EOFError, OSError, paramiko.SSHException)
 _MARK_ROOM = 64  # stderr room for the PID mark every command prints first
-_POLL_S = 1.0
+_POLL_S = 5.0
 
 
 class TransportError(Exception):
@@ -1146,8 +1146,9 @@ def _connect(s: _Settings) -> paramiko.SSHClient:
             # Nagle + delayed ACK costs ~40 ms on every channel open; commands are small round trips.
             transport.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             # paramiko's thread wakes at every socket timeout (0.1 s) just to look around; once
-            # connected, once a second is enough (keepalive is every 15 s): a fleet of idle
-            # connections costs the suite a tenth of the CPU (benchmarks/bench_fleet.py).
+            # connected, every 5 s is enough (keepalive is every 15 s; data and the board closing
+            # wake it anyway): a fleet's connections waiting for their NPU runs cost the suite a fiftieth
+            # of the CPU (benchmarks/bench_fleet.py).
             transport.sock.settimeout(_POLL_S)
     return client
 
