@@ -188,6 +188,7 @@ def test_keyword_semantics_match_jsonschema(schema: dict[str, Any], value: Any, 
         {"prefixItems": [{"type": "string"}]},
         {"$ref": "other.schema.json#/x"},
         {"$ref": "#/$defs/missing"},
+        {"$ref": "#/"},  # the member named "", not the root (which would recurse without end)
         {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"},
         {"type": "decimal"},
     ],

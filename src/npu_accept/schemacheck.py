@@ -171,8 +171,8 @@ def _all(checks: list[Check]) -> Check:
 def _pointer(root: Any, ref: str) -> Any:
     """The subschema a ``#/a/b`` reference names (RFC 6901, as jsonschema resolves it)."""
     node = root
-    if ref in ("#", "#/"):
-        return root
+    if ref == "#":
+        return root  # "#/" is not the root but its member named "" (RFC 6901)
     if not ref.startswith("#/"):
         raise UnsupportedSchema(f"only JSON-pointer references are compiled, not {ref!r}")
     for part in ref[2:].split("/"):
