@@ -64,7 +64,7 @@ def collect_determinism(
                 raise RuntimeError(f"the inputs of {name} are not on the board (collected without the suite)")
             # The inputs are the suite's own, still on the board. All runs, each a new npu-run
             # process, and their reports and outputs come back in one round trip.
-            top = f"determinism/{_safe(name)}"
+            top = f"determinism/{name}"  # the profile schema keeps names to [A-Za-z0-9._-]
             script = "; ".join(_run_once(remote_dir, top, model, profile, run) for run in range(2, runs + 1))
             members, problem = run_and_fetch(
                 connection, remote_dir, script, top, RUN_TIMEOUT_S * max(runs - 1, 1), Limits()
@@ -84,10 +84,6 @@ def collect_determinism(
         records[name] = record
     (artifacts / "determinism.json").write_text(json.dumps(records, indent=1) + "\n")
     return {FACT_KEY: records}
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "model"
 
 
 def _run_once(remote_dir: str, top: str, model: Any, profile: Any, run: int) -> str:
