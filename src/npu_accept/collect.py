@@ -29,7 +29,6 @@ import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,6 +37,7 @@ import numpy as np
 from npu_accept import npyio
 from npu_accept.checks.registry import collectors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
+from npu_accept.memo import shared
 from npu_accept.paths import target_tools
 from npu_accept.profile import FileInput, ModelSpec, Profile, RandomInput
 from npu_accept.transport import (
@@ -97,7 +97,7 @@ class ToolsArchive:
         return f"npu-accept-tools-{self.digest[:16]}"
 
 
-@cache
+@shared()
 def tools_archive() -> ToolsArchive:
     """The on-target tools (`npu_accept.paths.target_tools`) as a deterministic archive, built
     once per process."""
@@ -113,7 +113,7 @@ def _golden(path: Path) -> np.ndarray:
     return _golden_of(Path(path), stat.st_mtime_ns, stat.st_size)
 
 
-@cache
+@shared()
 def _golden_of(path: Path, mtime_ns: int, size: int) -> np.ndarray:
     array = npyio.load(path)
     array.flags.writeable = False

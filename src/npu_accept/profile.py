@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from npu_target.families import family
 
+from npu_accept.memo import shared
 from npu_accept.paths import profile_dirs
 from npu_accept.schemacheck import Validator
 
@@ -123,14 +123,14 @@ class Profile:
         return self.family != "none"
 
 
-@cache
+@shared()
 def profile_schema() -> dict[str, Any]:
     """The JSON schema of `npu-profile/1` shipped in the package."""
     text = resources.files("npu_accept").joinpath("schemas/profile.schema.json").read_text()
     return json.loads(text)
 
 
-@cache
+@shared()
 def _profile_validator() -> Validator:
     return Validator(profile_schema())
 

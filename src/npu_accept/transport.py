@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import binascii
 import contextlib
-import functools
 import hmac
 import io
 import re
@@ -58,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
+from npu_accept.memo import shared
 from npu_accept.sshlib import paramiko
 
 MSG_CHANNEL_REQUEST = paramiko.common.MSG_CHANNEL_REQUEST
@@ -389,7 +389,7 @@ def _load_host_keys(keys: paramiko.HostKeys, path: Path, name: str) -> None:
             keys._entries.append(entry)
 
 
-@functools.lru_cache(maxsize=8)
+@shared(maxsize=8)
 def _known_hosts_lines(path: Path, inode: int, size: int, mtime_ns: int) -> tuple[tuple[int, str], ...]:
     """The non-empty, non-comment lines of a known_hosts file (one version of it), numbered."""
     with path.open("r") as f:
@@ -426,7 +426,7 @@ def _load_identity(identity: Path) -> paramiko.PKey:
         raise IdentityError(f"Identity file {identity} is not a usable private key ({e}); {fix}.") from None
 
 
-@functools.lru_cache(maxsize=8)
+@shared(maxsize=8)
 def _identity_key(identity: Path, inode: int, size: int, mtime_ns: int) -> paramiko.PKey:
     """The private key of one version of an identity file, read once for all boards."""
     return paramiko.PKey.from_path(identity)

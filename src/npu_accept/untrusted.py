@@ -14,9 +14,9 @@ import json
 import math
 import posixpath
 import re
-from functools import cache
 from typing import Any
 
+from npu_accept.memo import shared
 from npu_accept.paths import schemas_dir
 from npu_accept.schemacheck import Validator
 from npu_accept.transport import visible
@@ -77,7 +77,7 @@ def _check_extent(value: Any, what: str) -> None:
             raise BoardDataError(f"{what} printed a number out of range ({visible(item)})")
 
 
-@cache
+@shared()
 def _validator(schema: str) -> Validator:
     text = (schemas_dir() / f"{schema}.schema.json").read_text(encoding="utf-8")
     return Validator(json.loads(text))

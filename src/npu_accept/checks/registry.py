@@ -13,12 +13,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
-from functools import cache
 from types import MappingProxyType
 from typing import Any
 
 from npu_accept.checks.base import CHECK_ORDER, CheckResult, failed
 from npu_accept.facts import BoardFacts
+from npu_accept.memo import shared
 from npu_accept.profile import Profile
 
 CheckFn = Callable[[BoardFacts, Profile], CheckResult]
@@ -29,7 +29,7 @@ class RegistryError(Exception):
     """Two modules claim the same (check, family); the message names both."""
 
 
-@cache
+@shared()
 def _tables() -> tuple[Mapping[tuple[str, str], CheckFn], Mapping[str, tuple[CollectorFn, ...]]]:
     package = importlib.import_module("npu_accept.checks")
     checks: dict[tuple[str, str], CheckFn] = {}
