@@ -80,3 +80,24 @@ def test_outputs_that_differ_are_saved_as_evidence(board, twin_factory, tmp_path
     saved = sorted(p.name for p in (local / name / "determinism").iterdir())
     assert saved and all(p.startswith("run") and p.endswith(".npy") for p in saved), saved
     assert {p.split("-")[0] for p in saved} == {"run2", "run3", "run4"}, saved
+
+
+def test_an_examination_makes_its_temp_dir_in_the_npu_info_command(board, tmp_path, monkeypatch):
+    """No command of its own for the board's temp dir: npu-info's command makes it (one round
+    trip fewer), and close() still removes it."""
+    twin, profile, _ = board
+
+    def refuse(self, prefix="npu-accept"):
+        raise AssertionError("make_temp_dir costs a command of its own")
+
+    monkeypatch.setattr(Connection, "make_temp_dir", refuse)
+    before = sorted(p.name for p in twin.board_path("/tmp").iterdir())
+    with Connection.open(twin.target, identity=twin.identity, known_hosts=twin.known_hosts) as connection:
+        facts = collect_over(connection, twin.target, profile, tmp_path)
+        assert not facts.collect_error, facts.collect_error
+        (remote,) = connection._temp_dirs
+        assert facts.info is not None and all(m.npu.ok for m in facts.models)
+        assert twin.board_path(f"{remote}/npu-info").is_file()
+    assert sorted(p.name for p in twin.board_path("/tmp").iterdir()) == before
+    stderr = (tmp_path / board_dir_name(twin.target) / "npu-info.stderr.txt").read_bytes()
+    assert b"npu-accept-tmp" not in stderr

@@ -35,6 +35,7 @@ from npu_accept.transport import (
     OutputFlood,
     Target,
     TransferError,
+    TransportError,
     UnknownHostKey,
     _load_host_keys,
     _Transport,
@@ -264,6 +265,68 @@ def test_temp_dirs_are_removed_at_close(twin_factory: TwinFactory) -> None:
         c.run(f"mkdir {d}/sub && echo x > {d}/sub/f", timeout=10)
     c.close()
     assert sorted(p.name for p in board.board_path("/tmp").iterdir()) == before
+
+
+def test_run_in_temp_dir_makes_the_dir_and_runs_in_one_command(twin_factory: TwinFactory) -> None:
+    board = twin_factory(TwinSpec(name="tempone"))
+    before = sorted(p.name for p in board.board_path("/tmp").iterdir())
+    with Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts) as c:
+        orphan = c.make_temp_dir()
+        c.run(f"echo 999999999 >{orphan}/.npu-accept-owner", timeout=10)  # its session is gone
+        started = _channels_opened(c)
+        path, result = c.run_in_temp_dir(
+            'cat >"$NPU_ACCEPT_TMP/in" && echo "out $NPU_ACCEPT_TMP" && echo oops >&2 && exit 3',
+            timeout=10,
+            input=b"data",
+        )
+        assert _channels_opened(c) == started + 1
+        assert result.exit_code == 3
+        assert result.stdout == f"out {path}\n".encode()
+        assert result.stderr == b"oops\n"  # neither the PID mark nor the directory's announcement
+        assert board.board_path(f"{path}/in").read_bytes() == b"data"
+        assert not board.board_path(orphan).exists()  # the same command swept the orphan
+        assert c._temp_dirs == [orphan, path]
+    assert sorted(p.name for p in board.board_path("/tmp").iterdir()) == before
+
+
+def test_run_in_temp_dir_bounds_stay_the_callers(conn: Connection) -> None:
+    _, result = conn.run_in_temp_dir(
+        "head -c 5000 /dev/zero; head -c 5000 /dev/zero >&2", 10, max_output=1000
+    )
+    assert (len(result.stdout), result.stdout_dropped) == (1000, 4000)
+    assert (len(result.stderr), result.stderr_dropped) == (1000, 4000)
+
+
+def test_run_in_temp_dir_of_a_timed_out_script_is_still_removed(twin_factory: TwinFactory) -> None:
+    board = twin_factory(TwinSpec(name="tempslow"))
+    before = sorted(p.name for p in board.board_path("/tmp").iterdir())
+    c = Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts)
+    with pytest.raises(CommandTimeout) as exc:
+        c.run_in_temp_dir('touch "$NPU_ACCEPT_TMP/x"; echo late >&2; sleep 30', timeout=1)
+    assert exc.value.stderr == b"late\n"
+    (made,) = c._temp_dirs
+    assert board.board_path(f"{made}/x").exists()
+    c.close()
+    assert sorted(p.name for p in board.board_path("/tmp").iterdir()) == before
+
+
+def test_run_in_temp_dir_without_a_temp_dir_is_one_sentence(twin_factory: TwinFactory) -> None:
+    board = twin_factory(TwinSpec(name="notmp", env={"TMPDIR": "/nonexistent"}))
+    with Connection.open(board.target, identity=board.identity, known_hosts=board.known_hosts) as c:
+        with pytest.raises(
+            TransportError, match=r"^mktemp -d failed on .*check that /tmp on the board"
+        ) as exc:
+            c.run_in_temp_dir("echo never-run", timeout=10)
+        assert "never-run" not in str(exc.value)
+        with pytest.raises(TransportError, match=r"^mktemp -d failed on "):
+            c.make_temp_dir()
+        assert c._temp_dirs == []
+
+
+def _channels_opened(connection: Connection) -> int:
+    """Session channels the connection opened so far: one per command (the next one's is opened
+    ahead as a command starts)."""
+    return connection._client.get_transport()._channel_counter
 
 
 # --- connecting: host keys, keys, unreachable -----------------------------------------------------

@@ -228,8 +228,7 @@ def _examine(link: BoardLink, profile: Profile, options: Options, facts: BoardFa
         facts.timings[phase] = facts.timings.get(phase, 0.0) + now - clock
         clock = now
 
-    remote = link.make_temp_dir()
-    _collect_info(link, remote, facts, out_dir, options)
+    remote = _collect_info(link, facts, out_dir, options)
     lap("npu-info")
     runs: list[tuple[RunFacts, str, Path]] = []
     for index, spec in enumerate(profile.models):
@@ -295,24 +294,44 @@ def _last_line(stderr: bytes) -> str:
     return visible(lines[-1]) if lines else "no message"
 
 
-def _collect_info(link: BoardLink, remote: str, facts: BoardFacts, out_dir: Path, options: Options) -> None:
-    """Bring the tools (one archive, unless the board keeps this exact version) and run npu-info."""
+def _in_new_temp_dir(
+    link: BoardLink, script: str, limits: Limits, data: bytes | None = None
+) -> tuple[str, Any]:
+    """The board's temp dir for this examination, made by the same command that runs ``script``
+    (one round trip; the script finds it in $NPU_ACCEPT_TMP). Adapters make it first."""
+    if isinstance(link, Connection):
+        return link.run_in_temp_dir(
+            script,
+            timeout=INFO_TIMEOUT_S,
+            input=data,
+            max_output=max(limits.report_bytes, limits.log_bytes),
+            flood_limit=limits.flood_bytes,
+        )
+    remote = link.make_temp_dir()
+    return remote, _run(link, f"NPU_ACCEPT_TMP={shlex.quote(remote)}; {script}", INFO_TIMEOUT_S, limits, data)
+
+
+def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Options) -> str:
+    """Make the board's temp dir, bring the tools into it (one archive, unless the board keeps
+    this exact version) and run npu-info, in one command; the temp dir's path."""
     archive = tools_archive()
-    info = f"exec python3 {shlex.quote(remote)}/npu-info --json"
+    info = 'exec python3 "$NPU_ACCEPT_TMP"/npu-info --json'
     if options.keep_tools:
-        tools = shlex.quote(f"{posixpath.dirname(remote)}/{archive.dirname}")
+        tools = f'"${{NPU_ACCEPT_TMP%/*}}"/{shlex.quote(archive.dirname)}'
         links = " ".join(f"{tools}/{shlex.quote(name)}" for name in archive.top_level)
-        present = f"if [ -f {tools}/.complete ]; then ln -sf {links} {shlex.quote(remote)}/ && {info}; fi; "
-        result = _run(link, present + f"echo {_TOOLS_MISSING} >&2; exit 97", INFO_TIMEOUT_S, options.limits)
+        present = f'if [ -f {tools}/.complete ]; then ln -sf {links} "$NPU_ACCEPT_TMP"/ && {info}; fi; '
+        script = present + f"echo {_TOOLS_MISSING} >&2; exit 97"
+        remote, result = _in_new_temp_dir(link, script, options.limits)
         if result.exit_code == 97 and _TOOLS_MISSING.encode() in result.stderr:
             install = (
+                f"NPU_ACCEPT_TMP={shlex.quote(remote)}; "
                 f'p={tools}.part.$$; rm -rf "$p" {tools} && mkdir -p "$p" && tar -xof - -C "$p" && '
-                f'touch "$p/.complete" && mv "$p" {tools} && ln -sf {links} {shlex.quote(remote)}/ && {info}'
+                f'touch "$p/.complete" && mv "$p" {tools} && ln -sf {links} "$NPU_ACCEPT_TMP"/ && {info}'
             )
             result = _run(link, install, INFO_TIMEOUT_S, options.limits, archive.data)
     else:
-        install = f"tar -xof - -C {shlex.quote(remote)} && {info}"
-        result = _run(link, install, INFO_TIMEOUT_S, options.limits, archive.data)
+        script = f'tar -xof - -C "$NPU_ACCEPT_TMP" && {info}'
+        remote, result = _in_new_temp_dir(link, script, options.limits, archive.data)
     (out_dir / "npu-info.json").write_bytes(result.stdout)
     (out_dir / "npu-info.stderr.txt").write_bytes(result.stderr)
     try:
@@ -325,6 +344,7 @@ def _collect_info(link: BoardLink, remote: str, facts: BoardFacts, out_dir: Path
             + "); check that python3 runs on the board"
         )
         raise BoardDataError(facts.info_error) from None
+    return remote
 
 
 def _collect_model(

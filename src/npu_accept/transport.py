@@ -10,6 +10,7 @@ Public API (everything else is private)::
     conn.put(Path("model.tflite"), "/tmp/x/model.tflite")  # a file, or a directory tree
     conn.get("/tmp/x/out0.npy", Path("out0.npy"))
     tmp = conn.make_temp_dir()                             # mktemp -d on the board, removed at close()
+    tmp, result = conn.run_in_temp_dir('ls "$NPU_ACCEPT_TMP"', timeout=30)  # both in one round trip
     conn.reconnect(wait_s=120)                             # after a reboot dropped the connection
     conn.close()
 
@@ -29,9 +30,9 @@ A board is untrusted: every wait has a deadline and every capture a bound.
   (benchmarks/bench_transport.py) and works on boards without an SFTP server. An upload is
   written to a temporary name, checked for length and renamed; a failed download leaves no
   local file.
-- ``make_temp_dir`` records the SSH session that made the directory; the next
-  ``make_temp_dir`` on the board (any run) removes directories whose session is gone, so a
-  dropped link leaves nothing behind for long.
+- ``make_temp_dir`` (and ``run_in_temp_dir``) records the SSH session that made the directory;
+  the next one on the board (any run) removes directories whose session is gone, so a dropped
+  link leaves nothing behind for long.
 
 Every failure a user can hit raises a :class:`TransportError` subclass whose message is one sentence
 naming the thing and the fix. A connection may be used from several threads; the temp-dir
@@ -53,7 +54,7 @@ import stat
 import tarfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -247,6 +248,10 @@ _PID_PREFIX = "printf '\\036npu-accept-pid %s\\036' \"$$\" >&2; "
 # close names a channel the board has freed, which OpenSSH answers by disconnecting.
 _NO_INPUT = "exec </dev/null; "
 _PID_MARK = re.compile(rb"\x1enpu-accept-pid (\d+)\x1e")
+# run_in_temp_dir's command announces the directory it made on stderr, right after the PID mark.
+_TEMP_MARK = re.compile(rb"\x1enpu-accept-tmp ([^\x1e\n]{1,4096})\x1e")
+_TEMP_ROOM = 4200  # stderr room for that announcement
+_TEMP_FAILED = 125  # its exit status when mktemp failed (the script did not run)
 
 
 def parse_target(text: str) -> Target:
@@ -972,18 +977,75 @@ class Connection:
         The same command removes earlier temp dirs whose SSH session is gone (a dropped link
         left them behind).
         """
-        if not re.fullmatch(r"[A-Za-z0-9._-]+", prefix):
-            raise ValueError(f"Temp dir prefix {prefix!r} may only use letters, digits, '.', '_', '-'.")
-        result = self.run(_sweep_and_mktemp(prefix), timeout=30)
+        _check_prefix(prefix)
+        result = self.run(_sweep_and_mktemp(prefix) + 'printf "%s\\n" "$d"', timeout=30)
         path = result.text().strip()
         if result.exit_code != 0 or not path.startswith("/") or "\n" in path:
-            raise TransportError(
-                f"mktemp -d failed on {self.target} ({_last_line(result.stderr, result.exit_code)}); "
-                "check that /tmp on the board exists and is writable."
+            raise self._mktemp_failed(result.stderr, result.exit_code)
+        self._keep_temp_dir(path)
+        return path
+
+    def run_in_temp_dir(
+        self,
+        script: str,
+        timeout: float,
+        input: bytes | None = None,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        flood_limit: int = DEFAULT_FLOOD_LIMIT,
+        prefix: str = "npu-accept",
+    ) -> tuple[str, Result]:
+        """:meth:`make_temp_dir` and :meth:`run` of ``script`` in one command (one round trip):
+        the script finds the new directory in ``$NPU_ACCEPT_TMP``. The directory is removed at
+        close(), also when the script timed out or flooded; the Result is the script's, as run()
+        gives it."""
+        _check_prefix(prefix)
+        command = (
+            _sweep_and_mktemp(prefix)
+            + f"printf '\\036npu-accept-tmp %s\\036' \"$d\" >&2 || exit {_TEMP_FAILED}; "
+            + "NPU_ACCEPT_TMP=$d; unset d; "
+            + script
+        )
+        try:
+            result = self.run(
+                command, timeout, input, max_output=max_output + _TEMP_ROOM, flood_limit=flood_limit
             )
+        except (CommandTimeout, OutputFlood) as e:
+            path, e.stderr = self._announced(e.stderr)
+            if path is not None:
+                self._keep_temp_dir(path)
+            raise
+        path, stderr = self._announced(result.stderr)
+        if path is None:
+            raise self._mktemp_failed(stderr, result.exit_code)
+        self._keep_temp_dir(path)
+        seen = (len(result.stdout) + result.stdout_dropped, len(stderr) + result.stderr_dropped)
+        return path, replace(
+            result,
+            stdout=result.stdout[:max_output],
+            stderr=stderr[:max_output],
+            stdout_dropped=max(seen[0] - max_output, 0),
+            stderr_dropped=max(seen[1] - max_output, 0),
+        )
+
+    @staticmethod
+    def _announced(stderr: bytes) -> tuple[str | None, bytes]:
+        """The directory run_in_temp_dir's command announced (None if it made none), and stderr
+        without the announcement."""
+        mark = _TEMP_MARK.search(stderr)  # the sweep before it may have complained
+        if mark is None:
+            return None, stderr
+        path = mark.group(1).decode("utf-8", "replace")
+        return (path if path.startswith("/") else None), stderr[: mark.start()] + stderr[mark.end() :]
+
+    def _mktemp_failed(self, stderr: bytes, code: int) -> TransportError:
+        return TransportError(
+            f"mktemp -d failed on {self.target} ({_last_line(stderr, code)}); "
+            "check that /tmp on the board exists and is writable."
+        )
+
+    def _keep_temp_dir(self, path: str) -> None:
         with self._lock:
             self._temp_dirs.append(path)
-        return path
 
     def _remove_temp_dirs(self) -> None:
         with self._lock:
@@ -1068,6 +1130,11 @@ def _put_file_command(remote: str, size: int, mode: int) -> str:
     )
 
 
+def _check_prefix(prefix: str) -> None:
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", prefix):
+        raise ValueError(f"Temp dir prefix {prefix!r} may only use letters, digits, '.', '_', '-'.")
+
+
 def _sweep_and_mktemp(prefix: str) -> str:
     # A temp dir records the sshd session process that made it ($PPID of the command's shell);
     # when that process is gone (the link dropped), the next connection removes the directory.
@@ -1076,7 +1143,6 @@ def _sweep_and_mktemp(prefix: str) -> str:
         'p=$(cat "$o" 2>/dev/null); case "$p" in ""|*[!0-9]*) continue;; esac; '
         f'[ -d "/proc/$p" ] || rm -rf -- "${{o%/{_OWNER_FILE}}}"; done; '
         f'd=$(mktemp -d "${{TMPDIR:-/tmp}}/{prefix}.XXXXXX") && echo "$PPID" >"$d/{_OWNER_FILE}" && '
-        'printf "%s\\n" "$d"'
     )
 
 
