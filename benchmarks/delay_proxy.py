@@ -93,16 +93,21 @@ class DelayProxy:
         self._loop.run_forever()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # Ends normally when the proxy shuts down: asyncio's stream server asks a cancelled
+        # connection task for its exception, which prints a traceback (Python 3.11).
         try:
-            up_reader, up_writer = await asyncio.open_connection(*self.upstream)
-        except OSError:
+            try:
+                up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+            except OSError:
+                writer.close()
+                return
+            await asyncio.gather(
+                self._pipe(reader, up_writer, from_client=True),
+                self._pipe(up_reader, writer, from_client=False),
+                return_exceptions=True,
+            )
+        except asyncio.CancelledError:
             writer.close()
-            return
-        await asyncio.gather(
-            self._pipe(reader, up_writer, from_client=True),
-            self._pipe(up_reader, writer, from_client=False),
-            return_exceptions=True,
-        )
 
     async def _pipe(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, from_client: bool
