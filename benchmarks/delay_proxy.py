@@ -56,6 +56,9 @@ class DelayProxy:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="delay-proxy", daemon=True)
         self._server: asyncio.base_events.Server | None = None
+        # asyncio's stream server drops its reference to a connection's task when the client's
+        # side closes; a task nothing else holds can be collected while it still waits.
+        self._connections: set[asyncio.Task] = set()
 
     @property
     def waits(self) -> int:
@@ -76,6 +79,8 @@ class DelayProxy:
         asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        if not self._thread.is_alive():
+            self._loop.close()
 
     async def _shutdown(self) -> None:
         if self._server is not None:
@@ -84,6 +89,7 @@ class DelayProxy:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.sleep(0)  # the transports' close callbacks
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -95,19 +101,24 @@ class DelayProxy:
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # Ends normally when the proxy shuts down: asyncio's stream server asks a cancelled
         # connection task for its exception, which prints a traceback (Python 3.11).
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
+            task.add_done_callback(self._connections.discard)
+        writers = [writer]
         try:
-            try:
-                up_reader, up_writer = await asyncio.open_connection(*self.upstream)
-            except OSError:
-                writer.close()
-                return
+            up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+            writers.append(up_writer)
             await asyncio.gather(
                 self._pipe(reader, up_writer, from_client=True),
                 self._pipe(up_reader, writer, from_client=False),
                 return_exceptions=True,
             )
-        except asyncio.CancelledError:
-            writer.close()
+        except (OSError, asyncio.CancelledError):
+            # Closed here only when cut short: otherwise each pipe closes its writer once its
+            # last delayed bytes are delivered.
+            for each in writers:
+                each.close()
 
     async def _pipe(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, from_client: bool
@@ -125,7 +136,10 @@ class DelayProxy:
                 writer.close()
 
         while True:
-            data = await reader.read(1 << 16)
+            try:
+                data = await reader.read(1 << 16)
+            except ConnectionError:  # a reset ends the stream, as EOF does
+                data = b""
             now = time.monotonic()
             if from_client and data:
                 self._counter.client_sent(now)

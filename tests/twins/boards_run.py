@@ -140,7 +140,8 @@ def _run_measured(argv: list[str], timeout: float, env: dict[str, str]) -> tuple
     streams: dict[str, bytes] = {}
 
     def read(name: str, stream: Any) -> None:
-        streams[name] = stream.read()
+        with stream:
+            streams[name] = stream.read()
 
     readers = [
         threading.Thread(target=read, args=(n, s)) for n, s in (("out", proc.stdout), ("err", proc.stderr))
