@@ -338,6 +338,45 @@ def test_streamed_top_k_breaks_ties_like_a_stable_sort() -> None:
     assert cmp.compare(ref, out, {"top_k": 5}).metrics["top_k_agree"] == 0.6
 
 
+def _distinct_count(chunks: list[np.ndarray], cap: int) -> int:
+    """What Distinct counts, by its definition: distinct values up to the cap, where a NaN never
+    equals anything seen, so one fills the count."""
+    seen: set[float] = set()
+    for chunk in chunks:
+        for value in chunk.tolist():
+            if len(seen) >= cap:
+                return cap
+            if value != value:
+                return cap
+            seen.add(value)
+    return min(len(seen), cap)
+
+
+@pytest.mark.parametrize("cap", [1, 4, 16])
+def test_distinct_values_are_counted_up_to_the_cap(cap: int) -> None:
+    from npu_accept.tensorstream import Distinct
+
+    rng = np.random.default_rng(cap)
+    cases = [
+        rng.normal(size=5000).astype(np.float32),
+        rng.integers(0, 3, 5000).astype(np.uint8),
+        rng.integers(0, 20, 5000).astype(np.int8),
+        np.repeat(rng.normal(size=40), 200),  # distinct values only late in a chunk
+        np.array([0.0, -0.0] * 900 + [1.0, 2.0, 3.0]),
+        np.where(rng.uniform(size=3000) < 0.01, np.nan, rng.integers(0, 2, 3000)).astype(np.float64),
+        np.full(4000, np.nan),
+        np.full(3000, 7.0, np.float32),
+        np.empty(0, np.float32),
+    ]
+    for values in cases:
+        for pieces in (1, 3, 17):
+            chunks = np.array_split(values, pieces)
+            distinct = Distinct(cap)
+            for chunk in chunks:
+                distinct.add(chunk)
+            assert distinct.count == _distinct_count(chunks, cap), (values[:8], pieces)
+
+
 def test_fortran_order_file_is_compared_in_c_order(tmp_path: Path) -> None:
     ref = RNG.normal(0, 1, (40, 30))
     np.save(tmp_path / "ref.npy", ref)

@@ -32,6 +32,8 @@ MIN_ROWS_FOR_ROW_CHECK = 4
 # A reference row is a probability distribution when it sums to 1 within this, widened by
 # the quantization step times sqrt(classes) (rounding of a quantized softmax).
 DISTRIBUTION_SUM_TOL = 0.05
+# Distinct values are first looked for among a chunk's first cap * this values.
+_HEAD_PER_CAP = 16
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,15 @@ class Distinct:
 
     def add(self, chunk: np.ndarray) -> None:
         if len(self.values) >= self.cap:
+            return
+        # A healthy tensor reaches the cap within a chunk's first values: one small sort of them
+        # settles it, instead of a pass over the whole chunk per distinct value. Taken only when
+        # it reaches the cap (np.unique folds NaNs into one, the passes below count each NaN).
+        head = chunk[: _HEAD_PER_CAP * self.cap]
+        known = np.asarray(self.values, chunk.dtype)
+        found = np.unique(np.concatenate([known, head]) if known.size else head)
+        if found.size >= self.cap:
+            self.values = list(found[: self.cap])
             return
         rest = chunk[np.isin(chunk, self.values, invert=True)] if self.values else chunk
         while rest.size and len(self.values) < self.cap:
