@@ -6,6 +6,7 @@ the server resets a connection or the proxy shuts down with connections open."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import struct
 import sys
@@ -22,7 +23,9 @@ from delay_proxy import DelayProxy  # noqa: E402
 ONE_WAY_S = 0.02
 
 
+@contextlib.contextmanager
 def _server(handle) -> Iterator[tuple[str, int]]:
+    """A TCP server on loopback; each connection handled by ``handle`` in a thread of its own."""
     listener = socket.create_server(("127.0.0.1", 0))
 
     def serve() -> None:
@@ -48,7 +51,8 @@ def _echo(conn: socket.socket) -> None:
 
 @pytest.fixture
 def echo() -> Iterator[tuple[str, int]]:
-    yield from _server(_echo)
+    with _server(_echo) as address:
+        yield address
 
 
 @pytest.fixture
@@ -106,7 +110,7 @@ def test_bytes_sent_just_before_the_server_closes_arrive() -> None:
         with conn:
             conn.sendall(payload)
 
-    for address in _server(send_and_close):
+    with _server(send_and_close) as address:
         with DelayProxy(address, one_way_s=ONE_WAY_S) as proxy:
             with _connect(proxy) as sock:
                 got = b""
@@ -121,7 +125,7 @@ def test_a_reset_by_the_server_and_a_shutdown_with_open_connections_are_quiet(lo
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         conn.close()  # SO_LINGER 0: RST instead of FIN
 
-    for address in _server(reset):
+    with _server(reset) as address:
         with DelayProxy(address, one_way_s=ONE_WAY_S) as proxy:
             with _connect(proxy) as sock:
                 sock.sendall(b"hello")
