@@ -16,6 +16,7 @@ from models import FACE_DETECTION, FACE_LANDMARK, face_detection_input, face_lan
 
 from npu_accept import compare as cmp
 from npu_accept.paths import packaged_profiles_dir
+from npu_accept.tensorstream import Distinct
 
 REPO = Path(__file__).resolve().parents[1]
 RNG = np.random.default_rng(2026)
@@ -354,8 +355,6 @@ def _distinct_count(chunks: list[np.ndarray], cap: int) -> int:
 
 @pytest.mark.parametrize("cap", [1, 4, 16])
 def test_distinct_values_are_counted_up_to_the_cap(cap: int) -> None:
-    from npu_accept.tensorstream import Distinct
-
     rng = np.random.default_rng(cap)
     cases = [
         rng.normal(size=5000).astype(np.float32),
