@@ -7,12 +7,14 @@ checkout works without installing the package (pyproject.toml puts src/ on pytes
 
 import pytest
 
-from npu_accept.plugin import request_suite
-
 # The plugin: options (--target, --board, …), per-board session fixtures, reports; and --lg-env
-# (labgrid environments as --target).
+# (labgrid environments as --target). pytest imports them itself: a module this file imported
+# first could not be registered for assertion rewriting, and every run from a checkout would
+# close on a PytestAssertRewriteWarning.
 pytest_plugins = ["npu_accept.plugin", "npu_accept.lab.pytest_labgrid"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from npu_accept.plugin import request_suite  # loaded by now: it is one of pytest_plugins
+
     request_suite(config)
