@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Benchmark: fleet mode — the suite process's own CPU against the fleet size (healthy i.MX95 twins).
 
-    python3 benchmarks/bench_fleet.py [--sizes 1,8,16,32] [--runs 5] [--repeat N]
+    python3 benchmarks/bench_fleet.py [--sizes 1,8,16,32] [--runs 5] [--repeat N] [--breakdown]
 
 One `pytest pytests` process per fleet size, every board examined concurrently. Printed per size:
 wall time, the CPU of the suite process (os.wait4 of that process) apart from the CPU the twins'
@@ -16,6 +16,8 @@ Needs root, like the tests.
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import os
 import statistics
 import sys
@@ -50,8 +52,29 @@ def _load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+_PROBE_ORDER = ("start-up", "examination", "tests", "reports", "board", "transport", "stdin", "other threads")
+
+
+def _breakdown(path: Path, total: float) -> dict[str, float]:
+    """CPU seconds by part of the suite process (fleet_probe's file); 'rest' is what no thread's
+    clock holds (threads Python did not start, such as BLAS's, and the interpreter's exit)."""
+    probe = json.loads(path.read_text())
+    parts = {**probe["main"], **probe["threads"]}
+    parts = {name: parts.get(name, 0.0) for name in _PROBE_ORDER}
+    parts["rest"] = total - sum(parts.values())
+    return parts
+
+
+def _show_parts(parts: dict[str, float], scale: float, unit: str) -> str:
+    main = ", ".join(f"{k} {parts[k] * scale:.{3 if unit == 's' else 1}f}" for k in _PROBE_ORDER[:4])
+    rest = ", ".join(
+        f"{k} {parts[k] * scale:.{3 if unit == 's' else 1}f}" for k in (*_PROBE_ORDER[4:], "rest")
+    )
+    return f"main thread: {main} {unit} | threads: {rest} {unit}"
+
+
 def _measure(
-    twins: list[Twin], sizes: list[int], work: Path, profile: Path, repeat: int
+    twins: list[Twin], sizes: list[int], work: Path, profile: Path, repeat: int, breakdown: bool = False
 ) -> list[dict[int, tuple]]:
     """One dict of figures per round; each round runs every size once (rounds interleave sizes,
     so a drift of the machine's speed touches every size alike)."""
@@ -62,20 +85,33 @@ def _measure(
         for count in sizes:
             fleet = twins[:count]
             before = _board_cpu(fleet)
+            extra: list[str] = []
+            probe = work / f"probe{count}-{round_}.json"
+            if breakdown:
+                extra = ["-p", "fleet_probe"]
+                os.environ["NPU_FLEET_PROBE"] = str(probe)
             run: SuiteRun = run_suite(
-                [t.target for t in fleet], profile, work / f"fleet{count}-{round_}", identity, known_hosts
+                [t.target for t in fleet],
+                profile,
+                work / f"fleet{count}-{round_}",
+                identity,
+                known_hosts,
+                extra,
             )
             board_cpu = _board_cpu(fleet) - before
             if run.returncode != 0:
                 raise SystemExit(f"bench_fleet: the fleet of {count} did not pass:\n{run.describe()}")
-            figures[count] = (run.seconds, run.cpu_seconds, board_cpu, run.max_rss_kib / 1024, _load())
-            wall, cpu, twins_cpu, rss, load = figures[count]
+            parts = _breakdown(probe, run.cpu_seconds) if breakdown else None
+            figures[count] = (run.seconds, run.cpu_seconds, board_cpu, run.max_rss_kib / 1024, _load(), parts)
+            wall, cpu, twins_cpu, rss, load, _ = figures[count]
             print(
                 f"{count:3d} board(s): wall {wall:6.2f} s | suite process CPU {cpu:5.2f} s "
                 f"({cpu / count:.3f} s per board), peak RSS {rss:.0f} MiB | twins' on-board CPU "
                 f"{twins_cpu:6.2f} s | load {load}",
                 flush=True,
             )
+            if parts is not None:
+                print(f"      {_show_parts(parts, 1.0, 's')}", flush=True)
         rounds.append(figures)
     return rounds
 
@@ -86,6 +122,11 @@ def main() -> int:
         "--sizes", default="1,8,16,32", help="fleet sizes, comma-separated (default 1,8,16,32)"
     )
     parser.add_argument("--runs", type=int, default=5, help="timed inferences per model (default 5)")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also print where the suite's CPU goes (benchmarks/fleet_probe.py in the suite's process)",
+    )
     parser.add_argument(
         "--repeat",
         type=int,
@@ -104,7 +145,10 @@ def main() -> int:
         try:
             for _ in range(max(sizes)):
                 twins.append(start_twin(imx95_spec(HEALTHY, assets), work / "twins"))
-            rounds = _measure(twins, sizes, work, profile, args.repeat)
+            if args.breakdown:  # the suite's process finds fleet_probe here
+                here = str(Path(__file__).resolve().parent)
+                os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
+            rounds = _measure(twins, sizes, work, profile, args.repeat, args.breakdown)
         except TwinError as exc:
             print(f"bench_fleet: {exc}", file=sys.stderr)
             return 1
@@ -133,6 +177,26 @@ def _goals(rounds: list[dict[int, tuple]], sizes: list[int]) -> None:
     if 8 in sizes and big > 8:
         ratio = [r[big][1] / r[8][1] for r in rounds]
         print(f"suite CPU at {big} boards / at 8 boards: {show(ratio, 'x')} (goal <= 2x)")
+    # Growth: the suite's cost per added board in each step between sizes; equal steps are linear
+    # growth, a later step costing more per board is super-linear.
+    steps = [(a, b) for a, b in itertools.pairwise(sizes) if a >= 8]
+    for a, b in steps:
+        added = [(r[b][1] - r[a][1]) / (b - a) for r in rounds]
+        print(f"  each board from {a} to {b} adds {show(added, ' s')}")
+    if len(steps) >= 2:
+        (a0, b0), (a1, b1) = steps[0], steps[-1]
+        growth = [((r[b1][1] - r[a1][1]) / (b1 - a1)) / ((r[b0][1] - r[a0][1]) / (b0 - a0)) for r in rounds]
+        print(
+            f"  cost per board from {a1} to {b1} / from {a0} to {b0}: {show(growth, 'x')} (1x: linear growth)"
+        )
+    if len(sizes) > 1 and all(r[big][5] is not None for r in rounds):
+        print(f"where each board beyond the first goes, in ms (median over rounds, {first} to {big} boards):")
+        names = (*_PROBE_ORDER, "rest")
+        added = {
+            n: statistics.median((r[big][5][n] - r[first][5][n]) / (big - first) for r in rounds)
+            for n in names
+        }
+        print(f"  {_show_parts(added, 1000.0, 'ms')}")
 
 
 if __name__ == "__main__":
