@@ -177,6 +177,16 @@ def _goals(rounds: list[dict[int, tuple]], sizes: list[int]) -> None:
     if 8 in sizes and big > 8:
         ratio = [r[big][1] / r[8][1] for r in rounds]
         print(f"suite CPU at {big} boards / at 8 boards: {show(ratio, 'x')} (goal <= 2x)")
+    # The twins' on-board work is the same in every round (the same models, runs and tools), so
+    # the CPU it took gauges the machine's speed during that very run; the suite's CPU as a share
+    # of it moves little when the machine's speed drifts (on this shared machine, by up to 1.5x
+    # within the hour).
+    share = [r[big][1] / r[big][2] for r in rounds if r[big][2] > 0]
+    if share:
+        print(
+            f"suite CPU / twins' on-board CPU at {big} boards: {show([100 * x for x in share], ' %')} "
+            "(the twins' work is the same every round: a gauge of the machine's speed)"
+        )
     # Growth: the suite's cost per added board in each step between sizes; equal steps are linear
     # growth, a later step costing more per board is super-linear.
     steps = [(a, b) for a, b in itertools.pairwise(sizes) if a >= 8]
