@@ -195,10 +195,16 @@ def _goals(rounds: list[dict[int, tuple]], sizes: list[int]) -> None:
         print(f"  each board from {a} to {b} adds {show(added, ' s')}")
     if len(steps) >= 2:
         (a0, b0), (a1, b1) = steps[0], steps[-1]
-        growth = [((r[b1][1] - r[a1][1]) / (b1 - a1)) / ((r[b0][1] - r[a0][1]) / (b0 - a0)) for r in rounds]
-        print(
-            f"  cost per board from {a1} to {b1} / from {a0} to {b0}: {show(growth, 'x')} (1x: linear growth)"
-        )
+        growth = [
+            ((r[b1][1] - r[a1][1]) / (b1 - a1)) / ((r[b0][1] - r[a0][1]) / (b0 - a0))
+            for r in rounds
+            if r[b0][1] > r[a0][1]  # a drift of the machine can make a larger fleet cost less
+        ]
+        if growth:
+            print(
+                f"  cost per board from {a1} to {b1} / from {a0} to {b0}: {show(growth, 'x')} "
+                "(1x: linear growth)"
+            )
     if len(sizes) > 1 and all(r[big][5] is not None for r in rounds):
         print(f"where each board beyond the first goes, in ms (median over rounds, {first} to {big} boards):")
         names = (*_PROBE_ORDER, "rest")
