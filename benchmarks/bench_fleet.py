@@ -29,7 +29,7 @@ sys.path[:0] = [str(TESTS), str(TESTS.parent / "src")]
 
 from twins.boards_run import SuiteRun, fleet_access, run_suite  # noqa: E402
 
-from npu_accept.sim.harness import Twin, TwinError, start_twin  # noqa: E402
+from npu_accept.sim.harness import Twin, TwinError, started_twins  # noqa: E402
 from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile  # noqa: E402
 
 
@@ -141,20 +141,17 @@ def main() -> int:
         work = Path(tmp)
         assets = imx95_assets(work / "assets")
         profile = imx95_twin_profile(work / "profile", runs=args.runs)
-        twins: list[Twin] = []
         try:
-            for _ in range(max(sizes)):
-                twins.append(start_twin(imx95_spec(HEALTHY, assets), work / "twins"))
-            if args.breakdown:  # the suite's process finds fleet_probe here
-                here = str(Path(__file__).resolve().parent)
-                os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
-            rounds = _measure(twins, sizes, work, profile, args.repeat, args.breakdown)
+            specs = (imx95_spec(HEALTHY, assets) for _ in range(max(sizes)))
+            with started_twins(specs, work / "twins") as twins:
+                if args.breakdown:  # the suite's process finds fleet_probe here
+                    here = str(Path(__file__).resolve().parent)
+                    paths = (here, os.environ.get("PYTHONPATH"))
+                    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+                rounds = _measure(twins, sizes, work, profile, args.repeat, args.breakdown)
         except TwinError as exc:
             print(f"bench_fleet: {exc}", file=sys.stderr)
             return 1
-        finally:
-            for twin in twins:
-                twin.stop()
     _goals(rounds, sizes)
     return 0
 

@@ -33,7 +33,7 @@ sys.path[:0] = [str(TESTS), str(TESTS.parent / "src")]
 
 from twins.boards_run import fleet_access  # noqa: E402
 
-from npu_accept.sim.harness import Twin, TwinError, start_twin  # noqa: E402
+from npu_accept.sim.harness import Twin, TwinError, started_twins  # noqa: E402
 from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec  # noqa: E402
 from npu_accept.transport import Connection  # noqa: E402
 
@@ -115,34 +115,33 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-fleet-transport-") as tmp:
         work = Path(tmp)
         assets = imx95_assets(work / "assets")
-        twins: list[Twin] = []
         try:
-            for _ in range(args.boards):
-                twins.append(start_twin(imx95_spec(HEALTHY, assets), work / "twins"))
-            identity, known_hosts = fleet_access(twins, work / "access")
-            for run in kinds.values():  # imports and first connections out of the figures
-                run(twins[:1], identity, known_hosts)
-            for round_ in range(args.rounds):
-                for name, run in kinds.items():
-                    cpu, wall = time.process_time(), time.monotonic()
-                    received = run(twins, identity, known_hosts)
-                    cpu, wall = time.process_time() - cpu, time.monotonic() - wall
-                    if received != EXPECTED * len(twins):
-                        raise SystemExit(f"bench_fleet_transport: {name} received {received} bytes")
-                    figures[name].append(cpu / len(twins))
-                    print(
-                        f"round {round_ + 1}: {name:28s} {1000 * cpu / len(twins):6.2f} ms CPU per board, "
-                        f"wall {wall:5.2f} s, load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}",
-                        flush=True,
-                    )
+            specs = (imx95_spec(HEALTHY, assets) for _ in range(args.boards))
+            with started_twins(specs, work / "twins") as twins:
+                identity, known_hosts = fleet_access(twins, work / "access")
+                for run in kinds.values():  # imports and first connections out of the figures
+                    run(twins[:1], identity, known_hosts)
+                for round_ in range(args.rounds):
+                    for name, run in kinds.items():
+                        cpu, wall = time.process_time(), time.monotonic()
+                        received = run(twins, identity, known_hosts)
+                        cpu, wall = time.process_time() - cpu, time.monotonic() - wall
+                        if received != EXPECTED * len(twins):
+                            raise SystemExit(f"bench_fleet_transport: {name} received {received} bytes")
+                        figures[name].append(cpu / len(twins))
+                        load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+                        print(
+                            f"round {round_ + 1}: {name:28s} {1000 * cpu / len(twins):6.2f} ms CPU per "
+                            f"board, wall {wall:5.2f} s, load {load}",
+                            flush=True,
+                        )
         except TwinError as exc:
             print(f"bench_fleet_transport: {exc}", file=sys.stderr)
             return 1
-        finally:
-            for twin in twins:
-                twin.stop()
     for name, values in figures.items():
-        print(f"{name}: median {1000 * statistics.median(values):.2f} ms CPU per board ({len(twins)} boards)")
+        print(
+            f"{name}: median {1000 * statistics.median(values):.2f} ms CPU per board ({args.boards} boards)"
+        )
     return 0
 
 

@@ -25,7 +25,7 @@ sys.path[:0] = [str(TESTS), str(TESTS.parent / "src")]
 from twins.boards_hostile import hostile_spec  # noqa: E402
 from twins.boards_run import fleet_access, run_suite  # noqa: E402
 
-from npu_accept.sim.harness import Twin, TwinError, start_twin  # noqa: E402
+from npu_accept.sim.harness import TwinError, started_twins  # noqa: E402
 from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile  # noqa: E402
 
 
@@ -41,33 +41,28 @@ def main() -> int:
         work = Path(tmp)
         assets = imx95_assets(work / "assets")
         profile = imx95_twin_profile(work / "profile", runs=3)
-        twins: list[Twin] = []
+        specs = [imx95_spec(HEALTHY, assets), *(hostile_spec(args.mode, assets) for _ in range(max(counts)))]
         try:
-            twins.append(start_twin(imx95_spec(HEALTHY, assets), work / "twins"))
-            for _ in range(max(counts)):
-                twins.append(start_twin(hostile_spec(args.mode, assets), work / "twins"))
-            identity, known_hosts = fleet_access(twins, work / "access")
-            base = None
-            for floods in (0, *counts):
-                fleet = twins[: 1 + floods]
-                run = run_suite(
-                    [t.target for t in fleet], profile, work / f"n{floods}", identity, known_hosts
-                )
-                rss = run.max_rss_kib / 1024
-                base = rss if base is None else base
-                added = f", {(rss - base) / floods:5.1f} MiB per flooding board" if floods else ""
-                load = "/".join(f"{x:.1f}" for x in os.getloadavg())
-                print(
-                    f"healthy + {floods} x {args.mode}: suite peak RSS {rss:6.1f} MiB{added}, "
-                    f"wall {run.seconds:5.1f} s, exit {run.returncode}, load {load}",
-                    flush=True,
-                )
+            with started_twins(specs, work / "twins") as twins:
+                identity, known_hosts = fleet_access(twins, work / "access")
+                base = None
+                for floods in (0, *counts):
+                    fleet = twins[: 1 + floods]
+                    run = run_suite(
+                        [t.target for t in fleet], profile, work / f"n{floods}", identity, known_hosts
+                    )
+                    rss = run.max_rss_kib / 1024
+                    base = rss if base is None else base
+                    added = f", {(rss - base) / floods:5.1f} MiB per flooding board" if floods else ""
+                    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+                    print(
+                        f"healthy + {floods} x {args.mode}: suite peak RSS {rss:6.1f} MiB{added}, "
+                        f"wall {run.seconds:5.1f} s, exit {run.returncode}, load {load}",
+                        flush=True,
+                    )
         except TwinError as exc:
             print(f"bench_hostile: {exc}", file=sys.stderr)
             return 1
-        finally:
-            for twin in twins:
-                twin.stop()
     print("bound per board (docs/limits.md): 1 MiB kept per stream + the 8 MiB SSH channel window")
     return 0
 

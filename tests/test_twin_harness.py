@@ -13,7 +13,16 @@ import pytest
 from conftest import TwinFactory
 
 from npu_accept.sim import harness
-from npu_accept.sim.harness import DeviceNode, Twin, TwinError, TwinFile, TwinProcess, TwinSpec, start_twin
+from npu_accept.sim.harness import (
+    DeviceNode,
+    Twin,
+    TwinError,
+    TwinFile,
+    TwinProcess,
+    TwinSpec,
+    start_twin,
+    started_twins,
+)
 from npu_accept.transport import Connection
 
 # Unique names so that "absent on the host" cannot pass by accident of the host's contents.
@@ -146,6 +155,19 @@ def test_stop_removes_everything(tmp_path: Path) -> None:
         assert not Path(f"/proc/{pid}").exists(), pid
     with pytest.raises(OSError), socket.create_connection((twin.host, twin.port), timeout=1):
         pass
+
+
+@pytest.mark.twin  # starts twins (root) without the twin_factory fixture
+def test_started_twins_stops_every_twin_also_when_a_later_one_cannot_start(tmp_path: Path) -> None:
+    started: list[Twin] = []
+    with started_twins([TwinSpec(name="first"), TwinSpec(name="second")], tmp_path) as twins:
+        started.extend(twins)
+        assert [t.directory.is_dir() for t in twins] == [True, True]
+    assert started and not any(t.directory.exists() for t in started)
+    with pytest.raises(TwinError, match="must be an absolute file path"):
+        with started_twins([TwinSpec(name="ok"), TwinSpec(files={"usr/lib/x": "relative"})], tmp_path):
+            pytest.fail("the block runs only when every twin started")
+    assert list(tmp_path.iterdir()) == []  # the first twin was stopped and its directory removed
 
 
 @pytest.mark.twin  # starts a twin (root) without the twin_factory fixture

@@ -88,25 +88,20 @@ def run_demo(artifacts: Path | None) -> int:
 
 
 def _run(artifacts: Path, work: Path) -> int:
-    from npu_accept.sim.harness import fleet_access, start_twin
+    from npu_accept.sim.harness import fleet_access, started_twins
     from npu_accept.sim.imx95 import A0_FIELD_REPORT, HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile
 
     with _quiet_native_stderr():  # TFLite's own "INFO: Created … delegate" lines, not ours
         assets = imx95_assets(work / "assets")
         profile = imx95_twin_profile(work / "profile", runs=10)
-    twins = []
-    try:
-        for board in (HEALTHY, A0_FIELD_REPORT):
-            twins.append(start_twin(imx95_spec(board, assets), work / "twins"))
+    specs = (imx95_spec(board, assets) for board in (HEALTHY, A0_FIELD_REPORT))
+    with started_twins(specs, work / "twins") as twins:
         identity, known_hosts = fleet_access(twins, work / "client")
         boards = [
             DemoBoard("i.MX95 B0, healthy", twins[0].target, True),
             DemoBoard("i.MX95 A0, the field report", twins[1].target, False),
         ]
         proc = _run_suite(boards, profile, identity, known_hosts, artifacts)
-    finally:
-        for twin in twins:
-            twin.stop()
     return _report(boards, proc, artifacts)
 
 

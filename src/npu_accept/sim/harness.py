@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -177,6 +177,20 @@ class Twin:
         ):
             time.sleep(0.02)
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def started_twins(specs: Iterable[TwinSpec], workdir: Path) -> Iterator[list[Twin]]:
+    """A twin for each spec, started in order; every twin started is stopped when the block ends,
+    also when a later one cannot start (its TwinError goes on to the caller) or the block raises."""
+    twins: list[Twin] = []
+    try:
+        for spec in specs:
+            twins.append(start_twin(spec, workdir))
+        yield twins
+    finally:
+        for twin in twins:
+            twin.stop()
 
 
 def fleet_access(twins: Sequence[Twin], directory: Path) -> tuple[Path, Path]:
