@@ -31,8 +31,7 @@ import pytest
 _LOCK = threading.Lock()
 _ENDED: dict[str, float] = {}
 _COUNT: dict[str, int] = {}
-_MAIN: list[tuple[str, float]] = []
-_STARTED = False
+_MAIN: list[tuple[str, float]] = []  # (phase ended, the main thread's CPU clock then)
 _original = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
 
 
@@ -71,9 +70,7 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item: pytest.Item) -> None:
-    global _STARTED
-    if not _STARTED:
-        _STARTED = True
+    if len(_MAIN) == 1:  # the first test's call: only start-up is marked so far
         _mark("examination")
 
 
@@ -99,7 +96,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         try:
             spent = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
         except (OSError, ValueError):
-            continue  # ended meanwhile: counted by its own bootstrap
+            continue  # ended while being read: its CPU is left to the benchmark's remainder
         kind = _kind(thread)
         threads[kind] = threads.get(kind, 0.0) + spent
         counts[kind] = counts.get(kind, 0) + 1
