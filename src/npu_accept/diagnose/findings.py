@@ -9,6 +9,7 @@ and BSP mismatches, a model the converter did not really compile, delegation, ou
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from npu_accept import compare
-from npu_accept.diagnose import kernel_faults, pairings
+from npu_accept.diagnose import catalogue, kernel_faults, pairings
+from npu_accept.diagnose.lines import Line
 from npu_accept.diagnose.sources import STATED_REVISION, Document, Evidence, quote
 from npu_accept.logparse import DELEGATE_VERSION, parse_label_image
 from npu_accept.profile import Profile
@@ -35,15 +37,11 @@ KERNEL_RELEASE = re.compile(
 CLOCK = re.compile(r"Clock Frequency:\s*(?P<v>-?[\d.]+|-?nan)\s*MHz", re.IGNORECASE)
 CYCLES = re.compile(r"Clock cycles per inference:\s*(?P<v>-?[\d,.]+|-?nan)", re.IGNORECASE)
 LATENCY = re.compile(r"Latency per inference:\s*(?P<v>-?[\d.]+|-?nan)", re.IGNORECASE)
-INVOKE_ERROR = re.compile(r"Failed to invoke|failed to invoke|Node number \d+ \(\S+\) failed to invoke")
-RKNN_MODEL_VERSION = re.compile(r"Invalid RKNN model version (?P<v>\d+)")
 RKNN_RUNTIME = re.compile(r"librknnrt version: (?P<v>\d+(?:\.\d+)+)")
 RKNN_SERVER = re.compile(r"(?:rknn_server version: |start rknn server, version:\s*)(?P<v>\d+(?:\.\d+)+)")
 RKNN_MODEL_INFO = re.compile(
     r"RKNN Model Information, version: (?P<format>\d+), toolkit version: (?P<v>\d+(?:\.\d+)+)"
 )
-CVI_CHIP = re.compile(r"cvimodel built for (?P<model>\S+) CANNOT run on platform (?P<board>\S+)")
-CVI_ION = re.compile(r"ion alloc failed|alloc memory for (?:weight|dmabuf|decompressed dmabuf) failed")
 CVI_CHIPS = ("cv180x", "cv181x", "cv182x", "cv183x")
 
 
@@ -71,6 +69,19 @@ class Context:
     docs: list[Document]
     profile: Profile | None = None
     notes: list[str] = field(default_factory=list)
+
+    @functools.cached_property
+    def catalogue(self) -> catalogue.Catalogue:
+        """The signatures that apply to the board (every family's when the family is unknown)."""
+        return catalogue.load().for_family(self.family)
+
+    @functools.cached_property
+    def facts(self) -> dict[str, str]:
+        """Versions and names the inputs print (the catalogue's `facts`), first value of each."""
+        return self.catalogue.read_facts(line for doc in self.text_docs() for line in doc.records)
+
+    def text_docs(self) -> list[Document]:
+        return [d for d in self.docs if d.text and not d.json]
 
     def of(self, *kinds: str) -> list[Document]:
         return [d for d in self.docs if set(kinds) & set(d.kinds)]
@@ -264,7 +275,7 @@ def delegation(ctx: Context) -> list[Finding]:
                     evidence,
                 )
             )
-        findings += _only_dequantize(doc, log) + _invoke_errors(doc)
+        findings += _only_dequantize(doc, log)
     return findings
 
 
@@ -286,22 +297,6 @@ def _only_dequantize(doc: Document, log: Any) -> list[Finding]:
     ]
 
 
-def _invoke_errors(doc: Document) -> list[Finding]:
-    hits = doc.grep(INVOKE_ERROR)
-    if not hits:
-        return []
-    return [
-        Finding(
-            35,
-            "invoke-error",
-            f"Invoke failed: {hits[0][0].quoted()}.",
-            "Read the delegate's lines just before it; run the same model on the CPU to tell a model "
-            "problem from an NPU one.",
-            tuple(ev for ev, _ in hits[:2]),
-        )
-    ]
-
-
 def _line_of(doc: Document, text: str) -> Evidence:
     for number, line in enumerate(doc.lines, start=1):
         if text in line:
@@ -314,7 +309,7 @@ def kernel(ctx: Context) -> list[Finding]:
     if ctx.profile is not None and ctx.profile.kernel_log:
         allow = kernel_faults.compile_allowlist(ctx.profile.kernel_log.get("allow") or [])
     findings = []
-    for doc in ctx.of("kernel-log"):
+    for doc in ctx.text_docs():
         faults = kernel_faults.scan(doc.lines, ctx.family, allow)
         by_pattern: dict[str, list[kernel_faults.KernelFault]] = {}
         for fault in faults:
@@ -336,23 +331,8 @@ def kernel(ctx: Context) -> list[Finding]:
 
 
 def rknn(ctx: Context) -> list[Finding]:
-    findings = []
     runtime = _first(ctx, RKNN_RUNTIME)
-    for doc in ctx.of("rknn-log", "tflite-log"):
-        for evidence, match in doc.grep(RKNN_MODEL_VERSION)[:1]:
-            has = f"librknnrt {runtime[1].group('v')}" if runtime else "the board's librknnrt"
-            findings.append(
-                Finding(
-                    15,
-                    "rknn-model-version",
-                    f'{has} refused the model ("Invalid RKNN model version {match.group("v")}"): the model '
-                    "was exported by a newer RKNN-Toolkit2 than this runtime understands.",
-                    "Install librknnrt and rknn_server of the toolkit's release (airockchip/rknn-toolkit2 "
-                    "rknpu2/runtime) or export the model with the toolkit of the board's runtime.",
-                    tuple(e for e in (evidence, runtime[0] if runtime else None) if e),
-                )
-            )
-    return findings + _rknn_pairing(ctx, runtime) + _rknn_server(ctx, runtime)
+    return _rknn_pairing(ctx, runtime) + _rknn_server(ctx, runtime)
 
 
 def _first(ctx: Context, pattern: re.Pattern[str]) -> tuple[Evidence, re.Match[str]] | None:
@@ -437,32 +417,7 @@ def _rknn_server(ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None) -
 
 
 def cv18xx(ctx: Context) -> list[Finding]:
-    findings = []
-    for doc in ctx.of("cvi-log", "kernel-log"):
-        for evidence, match in doc.grep(CVI_CHIP)[:1]:
-            findings.append(
-                Finding(
-                    15,
-                    "cvimodel-chip",
-                    f"The cvimodel was built for {match.group('model')} but the board is "
-                    f"{match.group('board')}, so the runtime refused it.",
-                    f"Compile the model again with model_deploy --processor {match.group('board')}.",
-                    (evidence,),
-                )
-            )
-        hits = doc.grep(CVI_ION)
-        if hits:
-            findings.append(
-                Finding(
-                    22,
-                    "cvi-ion-alloc",
-                    f"The TPU runtime could not allocate ION memory: {hits[0][0].quoted()}.",
-                    "Enlarge the ion-region carveout in the device tree (model_tool --info names the ION "
-                    "memory the model needs) or free the buffers other processes hold.",
-                    tuple(ev for ev, _ in hits[:2]),
-                )
-            )
-    return findings + _cvimodel_files(ctx)
+    return _cvimodel_files(ctx)
 
 
 def _cvimodel_files(ctx: Context) -> list[Finding]:
@@ -525,7 +480,54 @@ def outputs(ctx: Context) -> list[Finding]:
     return findings
 
 
+def signatures(ctx: Context) -> list[Finding]:
+    """Every catalogue signature (not the kernel ones: `kernel` groups those) whose lines are there."""
+    docs = ctx.text_docs()
+    lines = [line for doc in docs for line in doc.records]
+    findings = []
+    for sig in ctx.catalogue.signatures:
+        if sig.rule != "catalogue" or sig.kernel:
+            continue
+        if any(p.search(line.message) for p in sig.unless for line in lines):
+            continue
+        if not all(any(p.search(line.message) for line in lines) for p in sig.needs):
+            continue
+        for doc in docs:
+            hits = _hits(sig, doc.records)
+            if not hits:
+                continue
+            line, match = hits[0]
+            values = {**ctx.facts, **{k: v for k, v in match.groupdict().items() if v}}
+            values["line"] = quote(line.message, match.group(0))
+            evidence = tuple(Evidence(doc.name, ln.number, ln.raw, m.group(0)) for ln, m in hits[:2])
+            findings.append(
+                Finding(
+                    sig.rank,
+                    sig.id,
+                    catalogue.fill(sig.sentence, values),
+                    catalogue.fill(sig.action, values),
+                    evidence,
+                )
+            )
+            break
+    return findings
+
+
+def _hits(sig: catalogue.Signature, records: list[Line]) -> list[tuple[Line, re.Match[str]]]:
+    found = []
+    for line in records:
+        if line.is_command:
+            continue
+        for pattern in sig.match:
+            match = pattern.search(line.message)
+            if match:
+                found.append((line, match))
+                break
+    return found
+
+
 RULES: tuple[Rule, ...] = (
+    signatures,
     silicon,
     converter_without_model,
     sdk_bsp_mismatch,
@@ -538,6 +540,34 @@ RULES: tuple[Rule, ...] = (
 
 
 def diagnose(ctx: Context) -> list[Finding]:
-    """Every finding, most likely cause first."""
+    """Every finding, most likely cause first (a cause before the symptoms it produces)."""
     found = [finding for rule in RULES for finding in rule(ctx)]
     return sorted(found, key=lambda f: f.rank)
+
+
+# Kernel lines count as errors of the NPU stack only when they name a part of it: a board's boot
+# log holds many "failed" lines of other drivers (regulators, PHYs, USB) that say nothing of the NPU.
+NPU_SUBJECT = re.compile(
+    r"rknpu|RKNPU|\bnpu\b|\bNPU\b|neutron|Neutron|rocket|Rocket|cvi[-_]?tpu|\btpu\b|\bTPU\b|iommu|IOMMU|"
+    r"smmu|SMMU|remoteproc|rproc|firmware|\bion\b|dma[-_]heap|\bcma\b|\baccel\b"
+)
+
+
+def unexplained(ctx: Context, findings: list[Finding]) -> list[Evidence]:
+    """The error-level lines of the inputs that neither a finding nor a known harmless line explains."""
+    fired = {f.code for f in findings}
+    explains = [p for sig in ctx.catalogue.signatures if sig.id in fired for p in (*sig.explains, *sig.match)]
+    cited = {(e.source, e.line_no) for f in findings for e in f.evidence}
+    left = []
+    for doc in ctx.text_docs():
+        for line in doc.records:
+            if not line.is_error or (doc.name, line.number) in cited:
+                continue
+            if line.is_kernel and not NPU_SUBJECT.search(line.message):
+                continue
+            if any(p.search(line.message) for p in explains):
+                continue
+            if any(b.match.search(line.message) for b in ctx.catalogue.benign):
+                continue
+            left.append(Evidence(doc.name, line.number, line.raw))
+    return left

@@ -2,8 +2,10 @@
 """Kernel log lines that mean the NPU (or the memory path in front of it) failed, per NPU family.
 
 One table for both users: `npu-diagnose` reads a pasted dmesg, and check 8 (kernel log) reads the
-board's `dmesg` since boot and during the run.  Every pattern is a wording the kernel itself
-prints (sources in docs/PROVENANCE.md); a profile may allowlist lines it knows to be harmless.
+board's `dmesg` since boot and during the run.  The wordings are the signature catalogue's kernel
+entries (`npu_accept.families.<family>/signatures.yaml`, `kernel: true`), matched on each line's
+message with its wrapping (timestamp, journald or syslog prefix) taken off; every one is a wording
+the kernel itself prints (sources in docs/PROVENANCE.md); a profile may allowlist harmless lines.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from npu_accept.diagnose.lines import unwrap
 
 ANY_FAMILY = "*"
 TIMESTAMP = re.compile(r"^\s*(?:<\d+>)?\[\s*(?P<seconds>\d+\.\d+)\]")
@@ -38,63 +42,20 @@ class KernelFault:
     matched: str  # the part of the line the pattern matched
 
 
-def _p(name: str, family: str, regex: str, meaning: str, action: str) -> FaultPattern:
-    return FaultPattern(name, family, re.compile(regex), meaning, action)
+def _from_catalogue() -> tuple[FaultPattern, ...]:
+    """The catalogue's kernel signatures (`kernel: true`), as check 8 and npu-diagnose read them."""
+    from npu_accept.diagnose import catalogue
+
+    found = []
+    for sig in catalogue.load().signatures:
+        if sig.kernel:
+            regex = re.compile("|".join(f"(?:{p.pattern})" for p in sig.match))
+            name = sig.id.removeprefix("kernel-")
+            found.append(FaultPattern(name, sig.family, regex, sig.meaning, sig.action))
+    return tuple(found)
 
 
-PATTERNS: tuple[FaultPattern, ...] = (
-    _p(
-        "smmu-fault",
-        ANY_FAMILY,
-        r"arm-smmu(?:-v3)?\b.*(?:Unhandled context fault|event 0x[0-9a-fA-F]{2} received)",
-        "the SMMU blocked a DMA access (an IOMMU fault)",
-        "check the NPU node's iommus and its memory-region in the device tree, and that the "
-        "SMMU is enabled for this silicon",
-    ),
-    _p(
-        "iommu-page-fault",
-        ANY_FAMILY,
-        r"Page fault at (?:0x)?[0-9a-fA-F]+ of type (?:read|write)",
-        "the NPU's IOMMU took a page fault",
-        "check that the runtime and the kernel driver are from the same release and the NPU's "
-        "buffers are mapped (rknpu: CONFIG_ROCKCHIP_RKNPU_DRM_GEM vs _DMA_HEAP as the runtime expects)",
-    ),
-    _p(
-        "remoteproc-crash",
-        ANY_FAMILY,
-        r"remoteproc\d*: crash detected in \S+: type \S+",
-        "a remote processor crashed",
-        "read the lines before it and reload the firmware (echo start > /sys/class/remoteproc/*/state)",
-    ),
-    _p(
-        "remoteproc-start",
-        ANY_FAMILY,
-        r"can't start rproc \S+: -?\d+",
-        "a remote processor failed to start",
-        "check that its firmware file matches the kernel driver (same BSP release)",
-    ),
-    _p(
-        "firmware-load",
-        ANY_FAMILY,
-        r"Direct firmware load for \S+ failed with error -?\d+",
-        "a firmware file could not be loaded",
-        "install the firmware package of the NPU runtime (the file named on the line) in /lib/firmware",
-    ),
-    _p(
-        "rknpu-job-timeout",
-        "rknpu",
-        r"RKNPU: (?:job timeout|failed to wait job|job commit failed)",
-        "an RKNPU job timed out in the kernel driver",
-        "match librknnrt to the driver version and check the NPU's power domain, clocks and IOMMU",
-    ),
-    _p(
-        "cvi-tpu-timeout",
-        "cvitek-tpu",
-        r"run dmabuf (?:timeout|interrupted)",
-        "a TPU job timed out or was interrupted in the cvi-tpu driver",
-        "check that the cvimodel was compiled for this chip and that the TPU clock and reset are enabled",
-    ),
-)
+PATTERNS: tuple[FaultPattern, ...] = _from_catalogue()
 
 
 def patterns_for(family: str | None) -> tuple[FaultPattern, ...]:
@@ -130,8 +91,9 @@ def scan(
     found = []
     chosen = patterns_for(family)
     for number, line in enumerate(lines, start=1):
+        message = unwrap(number, line).message
         for pattern in chosen:
-            match = pattern.regex.search(line)
+            match = pattern.regex.search(message)
             if match:
                 if not any(a.search(line) for a in allow):
                     found.append(KernelFault(pattern, number, line.rstrip(), timestamp(line), match.group(0)))

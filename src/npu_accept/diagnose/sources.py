@@ -9,6 +9,8 @@ these pasted into it — so one input may be recognised as several kinds.
 
 from __future__ import annotations
 
+import codecs
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from npu_accept import npyio
+from npu_accept.diagnose.lines import Line, read_lines
 
 MAX_INPUT_BYTES = 64 << 20
 QUOTE_CHARS = 160
@@ -38,6 +41,11 @@ KIND_TITLES = {
     "uboot-log": "U-Boot console",
     "soc-revision": "/sys/devices/soc0/revision",
     "report-text": "a report's own words",
+    "logcat": "Android logcat",
+    "journal": "journald log",
+    "runtime-log": "runtime log lines (E/W/I TAG: …)",
+    "traceback": "Python traceback",
+    "error-lines": "lines with errors that no known tool's output matches",
 }
 
 TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -53,9 +61,19 @@ TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("tflite-verbose", re.compile(r"Execution plan as the list of|Operator (?:Builtin Code|Custom Name)")),
-    ("kernel-log", re.compile(r"^\s*(?:<\d+>)?\[\s*\d+\.\d+\]|Linux version \d", re.MULTILINE)),
-    ("rknn-log", re.compile(r"RKNN: \[|librknnrt version|rknn_server|RKNN Runtime Information|rknn-toolkit")),
-    ("cvi-log", re.compile(r"cvimodel|CviModel|model_runner|ion alloc failed|CVI_NN_")),
+    (
+        "kernel-log",
+        re.compile(r"^\s*(?:<\d+>)?\[\s*\d+\.\d+\]|Linux version \d|\bRKNPU: |\brknpu\b", re.MULTILINE),
+    ),
+    (
+        "rknn-log",
+        re.compile(r"RKNN\s*: |RKNN/|librknnrt|rknn_server|RKNN Runtime Information|rknn-toolkit|rknn_\w+\("),
+    ),
+    (
+        "cvi-log",
+        re.compile(r"cvimodel|CviModel|model_runner|ion alloc failed|CVI_NN_|cviruntime|CVI_TDL|cvi_tpu"),
+    ),
+    ("traceback", re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)),
     ("uboot-log", re.compile(r"CPU:\s+i\.MX\w+ rev\d+\.\d+")),
 )
 REVISION_ONLY = re.compile(r"^\s*\d+\.\d+\s*$")
@@ -111,6 +129,11 @@ class Document:
     def lines(self) -> list[str]:
         return self.text.splitlines()
 
+    @functools.cached_property
+    def records(self) -> list[Line]:
+        """Every line unwrapped: its message, level and source (npu_accept.diagnose.lines)."""
+        return read_lines(self.text)
+
     def grep(self, pattern: re.Pattern[str]) -> list[tuple[Evidence, re.Match[str]]]:
         found = []
         for number, line in enumerate(self.lines, start=1):
@@ -136,7 +159,7 @@ def read_input(spec: str, stdin: Any = None) -> Document:
         path = Path(spec)
         if not path.is_file():
             raise InputError(
-                f"{spec} is not a file; give the path of a log, a print-out or an output tensor."
+                f"{spec} {_not_a_file(path)}; give the path of a log, a print-out or an output tensor."
             )
         if path.stat().st_size > MAX_INPUT_BYTES:
             raise InputError(
@@ -154,6 +177,23 @@ def read_input(spec: str, stdin: Any = None) -> Document:
     return recognise(name, raw)
 
 
+def _not_a_file(path: Path) -> str:
+    """What a path is when it is not a regular file (stat only: a FIFO is never opened)."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "is not a file"
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a file"
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe, not a file (pipe it to standard input with '-' instead)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a file"
+    return "is not a regular file"
+
+
 def recognise(name: str, raw: bytes) -> Document:
     """The document with every kind its content shows."""
     if raw.startswith(NPY_MAGIC):
@@ -162,7 +202,12 @@ def recognise(name: str, raw: bytes) -> Document:
         return Document(name, data=raw, kinds=["rknn-model"])
     if raw.startswith(b"CviModel"):
         return Document(name, data=raw, kinds=["cvimodel"])
-    text = raw.decode("utf-8", "replace").replace("\r\n", "\n")
+    if _binary(raw):
+        raise InputError(
+            f"{name} is a binary file, not a log or print-out; give the text the board or the tool "
+            "printed (a .npy, .rknn or .cvimodel file is read by its header)."
+        )
+    text = decode(raw).replace("\r\n", "\n")
     doc = Document(name, text=text, data=raw)
     parsed = _json(text)
     if parsed is not None:
@@ -176,9 +221,63 @@ def recognise(name: str, raw: bytes) -> Document:
         doc.kinds = ["soc-revision"]
         return doc
     doc.kinds = [kind for kind, pattern in TEXT_KINDS if pattern.search(text)]
+    sources = {line.source.partition(":")[0] for line in doc.records}
+    for kind, source in (("logcat", "logcat"), ("journal", "journal"), ("runtime-log", "runtime")):
+        if source in sources:
+            doc.kinds.append(kind)
+    if "kernel" in sources and "kernel-log" not in doc.kinds:
+        doc.kinds.append("kernel-log")
     if STATED_REVISION.search(text):
         doc.kinds.append("report-text")
+    if not doc.kinds and any(line.is_error for line in doc.records):
+        doc.kinds.append("error-lines")
     return doc
+
+
+BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def decode(raw: bytes) -> str:
+    """The text in whatever encoding it came: a BOM's, UTF-8, GB18030 (a Chinese Windows console)
+    when that alone reads it whole; invalid bytes are kept as \\xNN escapes, never dropped."""
+    for bom, codec in BOMS:
+        if raw.startswith(bom):
+            return raw.decode(codec, "backslashreplace")
+    if _utf16_without_bom(raw):
+        return raw.decode("utf-16-le", "backslashreplace")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = raw.decode("gb18030")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "backslashreplace")
+    # GB18030 decodes almost any bytes: trust it only when the result is mostly CJK and ASCII.
+    cjk = sum(1 for c in text if "\u4e00" <= c <= "\u9fff" or c.isascii())
+    return text if cjk >= 0.95 * len(text) else raw.decode("utf-8", "backslashreplace")
+
+
+def _utf16_without_bom(raw: bytes) -> bool:
+    head = raw[:512]
+    return len(head) >= 8 and head[1::2].count(0) >= 0.9 * (len(head) // 2) and head[0::2].count(0) == 0
+
+
+def _binary(raw: bytes) -> bool:
+    """Bytes that are no text: NULs (outside UTF-16) or mostly control bytes in the first 8 KiB."""
+    head = raw[:8192]
+    if not head or _utf16_without_bom(raw) or any(head.startswith(b) for b, _ in BOMS):
+        return False
+    if b"\0" in head:
+        return True
+    control = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
+    return control > 0.1 * len(head)
 
 
 def _npy(name: str, raw: bytes) -> Document:

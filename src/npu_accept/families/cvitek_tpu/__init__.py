@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: MIT
+"""The cvitek-tpu family: its diagnosis signatures (signatures.yaml)."""

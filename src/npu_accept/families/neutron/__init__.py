@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: MIT
+"""The neutron family: its diagnosis signatures (signatures.yaml)."""

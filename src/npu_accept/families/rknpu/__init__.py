@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: MIT
+"""The rknpu family: its diagnosis signatures (signatures.yaml)."""
