@@ -36,14 +36,20 @@ class RunFacts:
         return [float(x) for x in (self.report or {}).get("latency_ms") or []]
 
     def first_error(self) -> str:
-        """The most telling error sentence of this run."""
+        """The most telling error sentence of this run: what went wrong, and the cause its log
+        shows where the signature catalogue (npu_accept.diagnose) knows the runtime's lines."""
+        errors = [str(e) for e in (self.report or {}).get("errors") or []]
         if self.error:
-            return self.error
-        errors = (self.report or {}).get("errors") or []
-        if errors:
-            return str(errors[0]).rstrip(".")
-        tail = self.stderr.strip().splitlines()
-        return tail[-1] if tail else f"npu-run exited with status {self.exit_code}"
+            said = self.error
+        elif errors:
+            said = errors[0].rstrip(".")
+        else:
+            tail = self.stderr.strip().splitlines()
+            said = tail[-1] if tail else f"npu-run exited with status {self.exit_code}"
+        from npu_accept.diagnose.explain import explain
+
+        cause = explain("\n".join([*errors, self.stderr]))
+        return f"{said}; the log names the cause: {cause.sentence.rstrip('.')}" if cause else said
 
 
 @dataclass

@@ -35,6 +35,7 @@ File format (every key is checked at load; an unknown key is an error naming the
         near_misses: [case ids]
         rule: python             # optional: the finding is made in code (findings.py); the entry
                                  # carries its explains / sources / cases
+        causes: [cause ids]      # the field corpus cause_ids it names (default: its own id)
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ SIGNATURE_KEYS = {
     "fires",
     "near_misses",
     "rule",
+    "causes",
 }
 FILE_KEYS = {"family", "facts", "benign", "signatures"}
 BENIGN_KEYS = {"match", "why", "learnt_from", "fires"}
@@ -92,6 +94,10 @@ class Signature:
     fires: tuple[str, ...] = ()
     near_misses: tuple[str, ...] = ()
     rule: str = "catalogue"
+    causes: tuple[str, ...] = ()  # the field corpus's cause_ids this signature names (default: its id)
+
+    def names(self, cause_id: str) -> bool:
+        return cause_id in (self.causes or (self.id,))
 
     def first_match(self, lines: Sequence[Line]) -> tuple[Line, re.Match[str]] | None:
         for line in lines:
@@ -248,6 +254,7 @@ def parse(
                 fires=_strings(where, entry, "fires"),
                 near_misses=_strings(where, entry, "near_misses"),
                 rule=rule,
+                causes=_strings(where, entry, "causes"),
             )
         )
     return family, signatures, benign, facts

@@ -69,6 +69,7 @@ class Context:
     docs: list[Document]
     profile: Profile | None = None
     notes: list[str] = field(default_factory=list)
+    family_hint: str | None = None  # the board's family when no profile or npu-info says it
 
     @functools.cached_property
     def catalogue(self) -> catalogue.Catalogue:
@@ -94,7 +95,7 @@ class Context:
     def family(self) -> str | None:
         if self.profile is not None:
             return self.profile.family
-        return self.npu_info().get("family") or None
+        return self.npu_info().get("family") or self.family_hint
 
     def is_imx95(self) -> bool:
         if self.profile is not None and self.profile.soc.soc_id:
