@@ -22,7 +22,7 @@ from npu_target.families import family
 
 from npu_accept.memo import shared
 from npu_accept.paths import profile_dirs
-from npu_accept.schemacheck import Validator
+from npu_accept.validation import Validator
 
 if TYPE_CHECKING:
     import jsonschema

@@ -18,8 +18,8 @@ from typing import Any
 
 from npu_accept.memo import shared
 from npu_accept.paths import schemas_dir
-from npu_accept.schemacheck import Validator
 from npu_accept.transport import visible
+from npu_accept.validation import Validator
 
 MAX_JSON_BYTES = 1 << 20  # npu-info and npu-run print a few KiB
 MAX_JSON_DEPTH = 32  # the deepest document the tools print is 5 levels; a build manifest adds a few
