@@ -3,6 +3,6 @@
 
 from npu_accept.paths import make_target_package_importable
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 make_target_package_importable()
