@@ -106,3 +106,41 @@ def test_profiles_lists_the_shipped_ones() -> None:
     assert run.returncode == 0
     names = [line.split()[0] for line in run.stdout.splitlines()]
     assert names == ["generic-cpu", "imx95-verdin", "milkv-duo256m", "rk3576-evb", "rk3588-evb", "rock-5b"]
+
+
+@pytest.mark.twin
+def test_scripts_demo_is_one_command_from_the_checkout(tmp_path: Path) -> None:
+    """README's first command: Debian packages, a venv, the package, the demo — run as a user would."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "VIRTUAL_ENV", "PYTHON"))}
+    env["NPU_DEMO_VENV"] = str(tmp_path / "venv")
+    env["PATH"] = "/usr/sbin:/usr/bin:/sbin:/bin"
+    run = subprocess.run(
+        ["bash", str(REPO / "scripts" / "demo"), "--artifacts", str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "NOT ACCEPTED (silicon, outputs failed)" in run.stdout
+    assert (tmp_path / "out" / "report.html").is_file()
+
+
+def test_scripts_demo_refuses_a_non_root_user_in_one_sentence() -> None:
+    run = subprocess.run(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "bash",
+            str(REPO / "scripts" / "demo"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "run it as root" in run.stderr
