@@ -6,11 +6,12 @@ layer interface's own number (documented in CONTRIBUTING.md) and moves only when
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
-import npu_accept
 import npu_target
+import tomllib
+
+import npu_accept
 
 ROOT = Path(__file__).resolve().parents[1]
 
