@@ -19,7 +19,7 @@ import numpy as np
 
 from npu_accept import compare
 from npu_accept.diagnose import catalogue, kernel_faults, pairings
-from npu_accept.diagnose.lines import Line
+from npu_accept.diagnose.lines import Line, clean
 from npu_accept.diagnose.sources import STATED_REVISION, Document, Evidence, quote
 from npu_accept.logparse import DELEGATE_VERSION, parse_label_image
 from npu_accept.profile import Profile
@@ -491,14 +491,16 @@ def signatures(ctx: Context) -> list[Finding]:
             continue
         if any(p.search(line.message) for p in sig.unless for line in lines):
             continue
-        if not all(any(p.search(line.message) for line in lines) for p in sig.needs):
+        needed = [next((m for line in lines if (m := p.search(line.message))), None) for p in sig.needs]
+        if not all(needed):
             continue
         for doc in docs:
             hits = _hits(sig, doc.records)
             if not hits:
                 continue
             line, match = hits[0]
-            values = {**ctx.facts, **{k: v for k, v in match.groupdict().items() if v}}
+            groups = [m.groupdict() for m in (*needed, match) if m is not None]
+            values = {**ctx.facts, **{k: v for g in groups for k, v in g.items() if v}}
             values["line"] = quote(line.message, match.group(0))
             evidence = tuple(Evidence(doc.name, ln.number, ln.raw, m.group(0)) for ln, m in hits[:2])
             findings.append(
@@ -566,9 +568,10 @@ def unexplained(ctx: Context, findings: list[Finding]) -> list[Evidence]:
                 continue
             if line.is_kernel and not NPU_SUBJECT.search(line.message):
                 continue
-            if any(p.search(line.message) for p in explains):
+            text = clean(line.raw)
+            if any(p.search(line.message) or p.search(text) for p in explains):
                 continue
-            if any(b.match.search(line.message) for b in ctx.catalogue.benign):
+            if any(b.match.search(line.message) or b.match.search(text) for b in ctx.catalogue.benign):
                 continue
             left.append(Evidence(doc.name, line.number, line.raw))
     return left

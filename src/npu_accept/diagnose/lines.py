@@ -29,6 +29,8 @@ LOGCAT_BRIEF = re.compile(r"^(?P<level>[VDIWEF])/(?P<tag>[^(:]+?)\s*\(\s*\d+\):\
 LOGCAT_TAG = re.compile(r"^(?P<level>[VDIWEF])/(?P<tag>[^:\s][^:]*?)\s*:\s?(?P<message>.*)$")
 # "E RKNN: …", "W rknn-toolkit2 version: …" (Android's and the runtime's own short form)
 LEVEL_TAG = re.compile(r"^(?P<level>[VDIWEF])\s+(?P<tag>[A-Za-z_][\w.-]*)\s*:\s?(?P<message>.*)$")
+# "W Query dynamic range failed…", "E Catch exception…": RKNN-Toolkit's own level letter alone
+LEVEL_ONLY = re.compile(r"^(?P<level>[VDIWEF]) (?P<message>\S.*)$")
 JOURNAL_SHORT = re.compile(
     r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
     r"(?:[+-]\d\d:?\d\d|Z)?)\s+\S+\s+(?P<tag>[^\s:\[]+)(?:\[\d+\])?:\s?(?P<message>.*)$"
@@ -42,6 +44,11 @@ KERNEL_STAMP = re.compile(
     r"\d\d:\d\d:\d\d \d{4})\]\s?(?:\[\s*[CT]\d+\]\s?)?"
 )
 SYSLOG_PRIORITY = re.compile(r"^<(?P<priority>\d)>")
+# "ERROR: …", "WARNING: …", "[ERROR] …", GLib's "** (prog:123): WARNING **: …"
+WORD_LEVEL = re.compile(
+    r"^(?:\*\* \([^)]*\): )?\[?(?P<word>FATAL|ERROR|Error|WARNING|Warning|WARN|INFO|Info|DEBUG)\]?(?: \*\*)?\s*[:\]]"
+)
+WORD_LEVELS = {"FATAL": "F", "ERROR": "E", "Error": "E", "WARNING": "W", "Warning": "W", "WARN": "W"}
 RUNTIME_STAMP = re.compile(r"^\[\d\d:\d\d:\d\d(?:\.\d+)?\]\s?")
 SYSLOG_LEVELS = {"emerg": "F", "alert": "F", "crit": "F", "err": "E", "warn": "W", "notice": "I"}
 SYSLOG_PRIORITIES = {"0": "F", "1": "F", "2": "F", "3": "E", "4": "W", "5": "I", "6": "I", "7": "D"}
@@ -86,8 +93,8 @@ class Line:
             return False
         if self.level in ("E", "F"):
             return True
-        if self.level in ("V", "D", "I"):
-            return False
+        if self.level in ("V", "D", "I", "W"):
+            return False  # a warning is not an error line; a signature may still read it
         return bool(ERROR_WORDS.search(self.message)) and not NOT_ERROR.search(self.message)
 
 
@@ -142,7 +149,14 @@ def _runtime_or(number: int, raw: str, body: str, level: str | None, source: str
     if match:
         message = RUNTIME_STAMP.sub("", match.group("message").strip(), count=1)
         return Line(number, raw, message, match.group("level"), f"runtime:{match.group('tag')}")
-    return Line(number, raw, RUNTIME_STAMP.sub("", body.strip(), count=1), level, source)
+    match = LEVEL_ONLY.match(body.strip())
+    if match:
+        return Line(number, raw, match.group("message"), match.group("level"), "runtime:")
+    message = RUNTIME_STAMP.sub("", body.strip(), count=1)
+    word = WORD_LEVEL.match(message)
+    if word and level is None:
+        level = WORD_LEVELS.get(word.group("word"), "I")
+    return Line(number, raw, message, level, source)
 
 
 def _journal_json(number: int, raw: str, text: str) -> Line | None:

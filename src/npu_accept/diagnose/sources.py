@@ -57,7 +57,8 @@ TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "tflite-log",
         re.compile(
             r"INFO: Loaded model|nodes delegated out of|node\(s\) with delegate|EXTERNAL delegate|"
-            r"XNNPACK delegate for CPU|label_image|benchmark_model|failed to invoke|Failed to invoke"
+            r"XNNPACK delegate for CPU|label_image|benchmark_model|failed to invoke|Failed to invoke|"
+            r"Vx delegate|EXTERNAL delegate|external_delegate|NNAPI|Ethos-U|ethosu|Teflon|teflon"
         ),
     ),
     ("tflite-verbose", re.compile(r"Execution plan as the list of|Operator (?:Builtin Code|Custom Name)")),
@@ -67,7 +68,10 @@ TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "rknn-log",
-        re.compile(r"RKNN\s*: |RKNN/|librknnrt|rknn_server|RKNN Runtime Information|rknn-toolkit|rknn_\w+\("),
+        re.compile(
+            r"RKNN\s*: |RKNN/|librknnrt|rknn_server|RKNN Runtime Information|rknn-toolkit|rknn_\w+\(|"
+            r"rknnrt version|rknn_api|rknn_init|rkllm|NPUTransfer|RKNNAPI"
+        ),
     ),
     (
         "cvi-log",
