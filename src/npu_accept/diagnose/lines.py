@@ -46,7 +46,8 @@ KERNEL_STAMP = re.compile(
 SYSLOG_PRIORITY = re.compile(r"^<(?P<priority>\d)>")
 # "ERROR: …", "WARNING: …", "[ERROR] …", GLib's "** (prog:123): WARNING **: …"
 WORD_LEVEL = re.compile(
-    r"^(?:\*\* \([^)]*\): )?\[?(?P<word>FATAL|ERROR|Error|WARNING|Warning|WARN|INFO|Info|DEBUG)\]?(?: \*\*)?\s*[:\]]"
+    r"^(?:\*\* \([^)]*\): )?\[?(?P<word>FATAL|ERROR|Error|WARNING|Warning|WARN|INFO|Info|DEBUG)\]?"
+    r"(?: \*\*)?\s*[:\]]"
 )
 WORD_LEVELS = {"FATAL": "F", "ERROR": "E", "Error": "E", "WARNING": "W", "Warning": "W", "WARN": "W"}
 RUNTIME_STAMP = re.compile(r"^\[\d\d:\d\d:\d\d(?:\.\d+)?\]\s?")
