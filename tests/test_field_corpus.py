@@ -90,3 +90,56 @@ def test_every_line_signature_was_learnt_from_a_source() -> None:
     for sig in catalogue.load().signatures:
         if sig.rule == "catalogue":
             assert sig.learnt_from or sig.fires, sig.id
+
+
+def _board_profile(family: str):  # noqa: ANN202 - a shipped profile of the case's family
+    from npu_accept.profile import load_profile
+
+    return load_profile(
+        {"rknpu": "rk3588-evb", "rocket": "rock-5b", "neutron": "imx95-verdin"}.get(family, "milkv-duo256m")
+    )
+
+
+KERNEL_CASES = [
+    o
+    for o in OUTCOMES.values()
+    if o.findings and o.hit and (catalogue.load().by_id(o.first) or catalogue.Signature).kernel  # type: ignore[union-attr]
+]
+RUNTIME_CASES = [
+    o
+    for o in OUTCOMES.values()
+    if o.hit
+    and o.findings
+    and (sig := catalogue.load().by_id(o.first)) is not None
+    and sig.rule == "catalogue"
+    and not sig.kernel
+    and any(f.name in ("run.log", "logcat.txt") for f in o.case.files)
+]
+
+
+@pytest.mark.parametrize("outcome", KERNEL_CASES, ids=[o.case.id for o in KERNEL_CASES])
+def test_the_board_kernel_log_check_fires_on_the_corpus_kernel_cases(outcome: corpus.Outcome) -> None:
+    """Check 8 reads the same catalogue: a board whose dmesg holds the case's lines fails it."""
+    from npu_accept.checks.kernel_log import check_kernel_log
+    from npu_accept.facts import BoardFacts
+
+    lines = [line for f in outcome.case.files for line in f.read_text(errors="replace").splitlines()]
+    facts = BoardFacts(
+        "root@board", info={"kernel_log": {}}, extra={"kernel_log": {"lines": lines, "error": None}}
+    )
+    result = check_kernel_log(facts, _board_profile(outcome.case.family))
+    assert result.status == "failed", result
+
+
+@pytest.mark.parametrize("outcome", RUNTIME_CASES, ids=[o.case.id for o in RUNTIME_CASES])
+def test_a_failed_board_run_names_the_cause_its_runtime_log_shows(outcome: corpus.Outcome) -> None:
+    """The suite's model-run checks read a failed run's stderr through the same catalogue."""
+    from npu_accept.facts import RunFacts
+
+    log = next(f for f in outcome.case.files if f.name in ("run.log", "logcat.txt"))
+    run = RunFacts("rknn", "model.rknn", 1, None, stderr=log.read_text(errors="replace"))
+    assert outcome.findings[0].sentence.rstrip(".") in run.first_error()
+
+
+def test_runtime_log_cases_exist_for_every_family_with_a_runtime_log() -> None:
+    assert len(RUNTIME_CASES) >= 10
