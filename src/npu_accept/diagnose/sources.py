@@ -45,6 +45,7 @@ KIND_TITLES = {
     "journal": "journald log",
     "runtime-log": "runtime log lines (E/W/I TAG: …)",
     "traceback": "Python traceback",
+    "convert-log": "model conversion log (RKNN-Toolkit2, TPU-MLIR)",
     "error-lines": "lines with errors that no known tool's output matches",
 }
 
@@ -76,6 +77,13 @@ TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "cvi-log",
         re.compile(r"cvimodel|CviModel|model_runner|ion alloc failed|CVI_NN_|cviruntime|CVI_TDL|cvi_tpu"),
+    ),
+    (
+        "convert-log",
+        re.compile(
+            r"model_transform|model_deploy|npz_tool|tpuc-opt|run_calibration|--> Building model|"
+            r"--> Export rknn|--> Config model|rknn\.build|rknn-toolkit2 version"
+        ),
     ),
     ("traceback", re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)),
     ("uboot-log", re.compile(r"CPU:\s+i\.MX\w+ rev\d+\.\d+")),
