@@ -71,7 +71,8 @@ TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "rknn-log",
         re.compile(
             r"RKNN\s*: |RKNN/|librknnrt|rknn_server|RKNN Runtime Information|rknn-toolkit|rknn_\w+\(|"
-            r"rknnrt version|rknn_api|rknn_init|rkllm|NPUTransfer|RKNNAPI"
+            r"rknnrt version|rknn_api|rknn_init|rkllm|NPUTransfer|RKNNAPI|API Version: \d|Driver Version: \d|"
+            r"NPU load:|RKNPU driver: v"
         ),
     ),
     (
