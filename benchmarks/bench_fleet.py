@@ -35,17 +35,7 @@ from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_p
 
 def _board_cpu(twins: list[Twin]) -> float:
     """CPU seconds used so far by every process that ever ran inside the twins (reaped children included)."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    for twin in twins:
-        for pid in twin.pids():
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            # utime stime cutime cstime: fields 14-17 of stat, here 11-14 after the command name
-            total += sum(int(x) for x in fields[11:15]) / tick
-    return total
+    return sum(twin.cpu_seconds() for twin in twins)
 
 
 def _load() -> str:

@@ -37,6 +37,11 @@ def _text_files() -> dict[str, str]:
     return texts
 
 
+# The field corpus holds other people's machine lines exactly as posted (a CI runner's
+# /home/runner/work/... path in a cviruntime assertion); they are quoted, not ours.
+FIELD_CORPUS = "tests/fixtures/field/"
+
+
 @pytest.fixture(scope="module")
 def texts() -> dict[str, str]:
     return _text_files()
@@ -46,7 +51,7 @@ def test_nothing_mentions_a_development_machine_path(texts: dict[str, str]) -> N
     found = [
         f"{name}:{text.count(chr(10), 0, match.start()) + 1}"
         for name, text in texts.items()
-        if name != SELF
+        if name != SELF and not name.startswith(FIELD_CORPUS)
         for match in MACHINE_PATH.finditer(text)
     ]
     assert not found, f"paths of a development machine (cite the upstream source instead): {found}"

@@ -35,11 +35,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from npu_accept import npyio
+from npu_accept.checks import roster
 from npu_accept.checks.registry import collectors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
 from npu_accept.memo import shared
 from npu_accept.paths import target_tools
 from npu_accept.profile import FileInput, ModelSpec, Profile, RandomInput
+from npu_accept.trace import FILE_NAME as TRACE_FILE
+from npu_accept.trace import Trace, TracedLink
 from npu_accept.transport import (
     CommandTimeout,
     Connection,
@@ -82,6 +85,7 @@ class Options:
 
     keep_tools: bool = False  # leave the tools on the board (under their content hash) for next time
     limits: Limits = field(default_factory=Limits)
+    checks: frozenset[str] | None = None  # the selected checks (None: all): only what they need is run
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,9 @@ def _random(item: RandomInput) -> np.ndarray:
 
 class BoardLink(Protocol):
     """What collection needs from a connection to a board: `npu_accept.transport.Connection`, or an
-    adapter (e.g. over oeqa's target) with the same methods."""
+    adapter (e.g. over oeqa's target) with the same methods. A link whose `bounded` attribute is
+    true applies the suite's output bounds and flood limits itself (run takes `max_output` and
+    `flood_limit`, and it has `run_in_temp_dir`); collection never asks which class it is."""
 
     def run(self, cmd: str, timeout: float, input: bytes | None = None) -> Any: ...
     def put(self, local: Path, remote: str) -> None: ...
@@ -209,11 +215,16 @@ def collect_over(
     options = options or Options()
     facts = BoardFacts(target=target, baseline=baseline)
     out_dir = artifacts / board_dir_name(target)
+    trace: Trace | None = None
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        _examine(link, profile, options, facts, out_dir)
+        trace = Trace(out_dir / TRACE_FILE, target)
+        _examine(TracedLink(link, trace), profile, options, facts, out_dir)
     except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict, never the run's
         facts.collect_error = f"Board {target} could not be examined: {_sentence(exc)}"
+    finally:
+        if trace is not None:
+            trace.close()
     if write_timings:
         _write_timings(facts, out_dir)
     return facts
@@ -228,17 +239,19 @@ def _examine(link: BoardLink, profile: Profile, options: Options, facts: BoardFa
         facts.timings[phase] = facts.timings.get(phase, 0.0) + now - clock
         clock = now
 
+    needs = roster.needs_of(options.checks)
     remote = _collect_info(link, facts, out_dir, options)
     lap("npu-info")
-    runs: list[tuple[RunFacts, str, Path]] = []
-    for index, spec in enumerate(profile.models):
-        model, model_runs = _collect_model(link, remote, index, spec, profile, out_dir, options)
-        facts.models.append(model)
-        runs.extend(model_runs)
-        lap(f"model {spec.name}")
-    _fetch_outputs(link, remote, runs, options.limits)
-    lap("outputs")
-    for collector in collectors(profile.family):
+    if roster.MODELS in needs:
+        runs: list[tuple[RunFacts, str, Path]] = []
+        for index, spec in enumerate(profile.models):
+            model, model_runs = _collect_model(link, remote, index, spec, profile, out_dir, options)
+            facts.models.append(model)
+            runs.extend(model_runs)
+            lap(f"model {spec.name}")
+        _fetch_outputs(link, remote, runs, options.limits)
+        lap("outputs")
+    for collector in collectors(profile.family, options.checks):
         facts.extra.update(
             collector(connection=link, remote_dir=remote, facts=facts, profile=profile, artifacts=out_dir)
         )
@@ -266,7 +279,7 @@ def _sentence(exc: BaseException) -> str:
 
 def _run(link: BoardLink, command: str, timeout: float, limits: Limits, input: bytes | None = None) -> Any:
     """A command with the suite's output bounds (adapters without them just run it)."""
-    if isinstance(link, Connection):
+    if getattr(link, "bounded", False):
         return link.run(
             command,
             timeout=timeout,
@@ -299,7 +312,7 @@ def _in_new_temp_dir(
 ) -> tuple[str, Any]:
     """The board's temp dir for this examination, made by the same command that runs ``script``
     (one round trip; the script finds it in $NPU_ACCEPT_TMP). Adapters make it first."""
-    if isinstance(link, Connection):
+    if getattr(link, "bounded", False):
         return link.run_in_temp_dir(
             script,
             timeout=INFO_TIMEOUT_S,
@@ -380,14 +393,25 @@ def _collect_model(
         for key, value in profile.delegate.options.items():
             delegate_args += ["--delegate-option", f"{key}={value}"]
     prepare = f"mkdir -p {shlex.quote(work)} && tar -xof - -C {shlex.quote(work)} && "
-    npu = _ToolRun(spec.path, spec.backend, delegate_args, remote_inputs, f"{work}/npu", model_dir / "npu")
+    # Without the performance check one run is enough: outputs, delegation and pairing need no timing.
+    timed = options.checks is None or roster.TIMED_RUNS in roster.needs_of(options.checks)
+    runs_warmup = (profile.performance.runs, profile.performance.warmup) if timed else (1, 0)
+    npu = _ToolRun(
+        spec.path, spec.backend, delegate_args, remote_inputs, f"{work}/npu", model_dir / "npu", *runs_warmup
+    )
     facts.npu = npu.run(link, remote, profile, options.limits, prepare, inputs.getvalue())
     fetch = [(facts.npu, npu.remote_out, npu.local_out)]
     # The CPU reference: the unconverted model (or, for TFLite, the same file) on tflite-cpu. A
     # vendor format (.rknn, .cvimodel) has no CPU twin unless the profile names a reference.
     if profile.has_npu and (spec.reference or spec.backend.startswith("tflite")):
         cpu = _ToolRun(
-            spec.reference or spec.path, "tflite-cpu", [], remote_inputs, f"{work}/cpu", model_dir / "cpu"
+            spec.reference or spec.path,
+            "tflite-cpu",
+            [],
+            remote_inputs,
+            f"{work}/cpu",
+            model_dir / "cpu",
+            *runs_warmup,
         )
         facts.cpu = cpu.run(link, remote, profile, options.limits)
         fetch.append((facts.cpu, cpu.remote_out, cpu.local_out))
@@ -404,6 +428,8 @@ class _ToolRun:
     inputs: list[str]
     remote_out: str
     local_out: Path
+    runs: int
+    warmup: int
 
     def command(self, remote: str, profile: Profile) -> str:
         argv = [
@@ -419,9 +445,9 @@ class _ToolRun:
             self.backend,
             *self.extra,
             "--runs",
-            str(profile.performance.runs),
+            str(self.runs),
             "--warmup",
-            str(profile.performance.warmup),
+            str(self.warmup),
             "--json",
         ]
         return "exec " + " ".join(shlex.quote(a) for a in argv) + " </dev/null"
@@ -524,7 +550,7 @@ def fetch_files(
 
 
 def _fetch_bounds(link: BoardLink, limits: Limits) -> dict[str, int]:
-    if isinstance(link, Connection):
+    if getattr(link, "bounded", False):
         return {"max_output": limits.outputs_bytes, "flood_limit": limits.outputs_bytes + limits.flood_bytes}
     return {}
 

@@ -25,13 +25,14 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from threadpoolctl import threadpool_limits
 
+from npu_accept.checks import roster
 from npu_accept.checks.base import CHECK_TITLES, FAIL, SKIP, CheckResult
 from npu_accept.checks.registry import run_all
 from npu_accept.checks.summary import root_cause
@@ -238,6 +239,32 @@ def _load_baseline(path: Path) -> dict[str, Any]:
     return data
 
 
+def _suite_check(item: pytest.Item) -> roster.Check | None:
+    """The roster check a suite test item judges (pytests/test_<number>_<id>.py), None otherwise."""
+    stem = getattr(item, "path", Path()).stem
+    return next((c for c in roster.ROSTER if c.test_module == stem), None)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """The suite's checks run and report in number order (file names sort test_10 before test_1)."""
+    if _suite_requested(config):
+        numbered = {id(item): (check.number if (check := _suite_check(item)) else 0) for item in items}
+        items.sort(key=lambda item: numbered[id(item)] or len(roster.ROSTER) + 1)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Only the selected checks' facts are collected: `-k driver` runs no model on the boards."""
+    state = session.config.stash.get(STATE, None)
+    if state is None:
+        return
+    chosen = {check.id for item in session.items if (check := _suite_check(item))}
+    if chosen and chosen != set(roster.BY_ID):
+        state.options = replace(state.options, checks=frozenset(chosen))
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "board" in metafunc.fixturenames and _suite_requested(metafunc.config):
         state = metafunc.config.stash.get(STATE, None)
@@ -312,7 +339,7 @@ def _examine(target: str, suite: SuiteState) -> BoardOutcome:
         facts = collect_board(target, suite.profile, suite.access, suite.artifacts, entry, suite.options)
         if suite.baseline is not None and entry is None and not facts.collect_error:
             facts.baseline = {"models": {}}
-        results = run_all(facts, suite.profile)
+        results = run_all(facts, suite.profile, suite.options.checks)
         return BoardOutcome(
             target=target, profile=suite.profile, facts=facts, results=results, root_cause=root_cause(results)
         )
@@ -330,7 +357,7 @@ def _unexpected(target: str, exc: BaseException) -> str:
 def failed_outcome(target: str, suite: SuiteState, sentence: str) -> BoardOutcome:
     """A board every check of which fails with one sentence."""
     facts = BoardFacts(target=target, collect_error=sentence)
-    results = run_all(facts, suite.profile)
+    results = run_all(facts, suite.profile, suite.options.checks)
     return BoardOutcome(target, suite.profile, facts, results, root_cause(results))
 
 
@@ -397,9 +424,14 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     terminalreporter.section("NPU acceptance")
     for outcome in state.outcomes.values():
-        skips = sum(r.status == SKIP for r in outcome.results.values())
+        unselected = sum(r.details.get("selected") is False for r in outcome.results.values())
+        skips = sum(r.status == SKIP for r in outcome.results.values()) - unselected
         accepted = outcome.accepted and not (state.strict and skips)
         line = f"{outcome.target} ({state.profile.name}): {'ACCEPTED' if accepted else 'NOT ACCEPTED'}"
+        if unselected:
+            line += (
+                f" (only {len(outcome.results) - unselected} of {len(outcome.results)} checks were selected)"
+            )
         if skips:
             line += f" ({skips} check(s) skipped{', failures under --strict' if state.strict else ''})"
         if outcome.root_cause:

@@ -18,8 +18,10 @@ from markupsafe import escape
 
 from npu_accept.checks.base import CHECK_ORDER, CHECK_TITLES, FAIL, CheckResult
 from npu_accept.checks.performance import latency, model_latencies
+from npu_accept.collect import board_dir_name
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile
+from npu_accept.trace import FILE_NAME as TRACE_FILE
 from npu_accept.transport import visible
 
 BASELINE_SCHEMA = "npu-accept-baseline/1"
@@ -41,7 +43,8 @@ class BoardOutcome:
 
     @property
     def accepted(self) -> bool:
-        return not any(r.status == FAIL for r in self.results.values())
+        """No check failed and every check was judged: a run of some checks (-k) accepts no board."""
+        return not any(r.status == FAIL or r.details.get("selected") is False for r in self.results.values())
 
 
 _PROPERTY_CHARS = 300
@@ -279,6 +282,7 @@ def _context(outcomes: list[BoardOutcome]) -> dict[str, Any]:
                 "timings": ", ".join(
                     f"{phase} {seconds:.2f} s" for phase, seconds in outcome.facts.timings.items()
                 ),
+                "trace": f"{board_dir_name(outcome.target)}/{TRACE_FILE}",
             }
         )
         boards[-1]["statistic"] = outcome.profile.performance.statistic

@@ -7,33 +7,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from npu_accept.checks.roster import ROSTER
+
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
-# The checks in the order the issues number them; test ids and reports use these names.
-CHECK_ORDER: tuple[str, ...] = (
-    "driver",
-    "silicon",
-    "runtime",
-    "delegate",
-    "outputs",
-    "memory",
-    "performance",
-    "kernel_log",
-    "determinism",
-    "pairing",
-)
-CHECK_TITLES: dict[str, str] = {
-    "driver": "1. Driver",
-    "silicon": "2. Silicon revision",
-    "runtime": "3. Runtime and daemon",
-    "delegate": "4. Delegate loading",
-    "outputs": "5. Output correctness",
-    "memory": "6. SRAM / memory pools",
-    "performance": "7. Performance",
-    "kernel_log": "8. Kernel log",
-    "determinism": "9. Determinism",
-    "pairing": "10. Model and runtime pairing",
-}
+# The checks in number order, and their headings: read from the roster (npu_accept.checks.roster).
+CHECK_ORDER: tuple[str, ...] = tuple(check.id for check in ROSTER)
+CHECK_TITLES: dict[str, str] = {check.id: check.heading for check in ROSTER}
 
 
 @dataclass(frozen=True)

@@ -4,19 +4,22 @@
 Every module in the `npu_accept.checks` package may export
 `IMPLEMENTS = {(check, family): function}` — family "*" is the fallback for any family — and
 `COLLECTORS = {family: function}` for extra facts a family needs from the board (see
-`npu_accept.collect`).  The registry is read-only and built once by scanning the package, so a
-new family lands as a new module (e.g. `checks/rknpu.py`) without editing the existing ones.
+`npu_accept.collect`); a module's collectors serve the checks it implements (or those it names in
+`SERVES`), so a run of some checks collects only what they need.  The registry is read-only and
+built once by scanning the package, so a new family lands as a new module (e.g. `checks/rknpu.py`)
+without editing the existing ones.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from npu_accept.checks.base import CHECK_ORDER, CheckResult, failed
+from npu_accept.checks.base import CHECK_ORDER, CheckResult, failed, skipped
 from npu_accept.facts import BoardFacts
 from npu_accept.memo import shared
 from npu_accept.profile import Profile
@@ -25,16 +28,24 @@ CheckFn = Callable[[BoardFacts, Profile], CheckResult]
 CollectorFn = Callable[..., dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class Collector:
+    """A family's fact collector and the checks it collects for."""
+
+    function: CollectorFn
+    serves: frozenset[str]
+
+
 class RegistryError(Exception):
     """Two modules claim the same (check, family); the message names both."""
 
 
 @shared()
-def _tables() -> tuple[Mapping[tuple[str, str], CheckFn], Mapping[str, tuple[CollectorFn, ...]]]:
+def _tables() -> tuple[Mapping[tuple[str, str], CheckFn], Mapping[str, tuple[Collector, ...]]]:
     package = importlib.import_module("npu_accept.checks")
     checks: dict[tuple[str, str], CheckFn] = {}
     owners: dict[tuple[str, str], str] = {}
-    collectors: dict[str, list[CollectorFn]] = {}
+    collectors: dict[str, list[Collector]] = {}
     for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{package.__name__}.{module_info.name}")
         for key, function in getattr(module, "IMPLEMENTS", {}).items():
@@ -50,8 +61,9 @@ def _tables() -> tuple[Mapping[tuple[str, str], CheckFn], Mapping[str, tuple[Col
                 )
             checks[key] = function
             owners[key] = module.__name__
+        serves = frozenset(getattr(module, "SERVES", ()) or (c for c, _ in getattr(module, "IMPLEMENTS", {})))
         for family, function in getattr(module, "COLLECTORS", {}).items():
-            collectors.setdefault(family, []).append(function)
+            collectors.setdefault(family, []).append(Collector(function, serves))
     frozen = {family: tuple(functions) for family, functions in collectors.items()}
     return MappingProxyType(checks), MappingProxyType(frozen)
 
@@ -62,10 +74,12 @@ def implementation(check: str, family: str) -> CheckFn | None:
     return table.get((check, family)) or table.get((check, "*"))
 
 
-def collectors(family: str) -> tuple[CollectorFn, ...]:
-    """Extra fact collectors registered for `family` (run after npu-info and the model runs)."""
+def collectors(family: str, checks: Collection[str] | None = None) -> tuple[CollectorFn, ...]:
+    """Extra fact collectors registered for `family` (run after npu-info and the model runs), only
+    those serving one of `checks` when given."""
     _, table = _tables()
-    return table.get(family, ()) + table.get("*", ())
+    chosen = table.get(family, ()) + table.get("*", ())
+    return tuple(c.function for c in chosen if checks is None or c.serves & set(checks))
 
 
 def run_check(check: str, facts: BoardFacts, profile: Profile) -> CheckResult:
@@ -90,6 +104,17 @@ def run_check(check: str, facts: BoardFacts, profile: Profile) -> CheckResult:
         )
 
 
-def run_all(facts: BoardFacts, profile: Profile) -> dict[str, CheckResult]:
-    """Every check, in order."""
-    return {check: run_check(check, facts, profile) for check in CHECK_ORDER}
+def run_all(
+    facts: BoardFacts, profile: Profile, checks: Collection[str] | None = None
+) -> dict[str, CheckResult]:
+    """Every check in order, or only `checks` (the others are skipped as not selected)."""
+    return {
+        check: run_check(check, facts, profile) if checks is None or check in checks else not_selected(check)
+        for check in CHECK_ORDER
+    }
+
+
+def not_selected(check: str) -> CheckResult:
+    return skipped(
+        check, f"Check {check} was not selected for this run (-k / the tests given).", selected=False
+    )

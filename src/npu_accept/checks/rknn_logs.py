@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from npu_accept.checks.roster import MODELS, ROSTER
 from npu_accept.collectors.rknn_log import collect_rknn_logs
 
 COLLECTORS = {"rknpu": collect_rknn_logs}
+SERVES = tuple(check.id for check in ROSTER if MODELS in check.needs)  # it runs every model once more

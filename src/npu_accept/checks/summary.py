@@ -12,29 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from npu_accept.checks.base import CHECK_ORDER, CheckResult
+from npu_accept.checks.roster import ROSTER
 
-_SYMPTOMS = {
-    "outputs": "NPU outputs are wrong",
-    "delegate": "the delegate does not run the model on the NPU",
-    "performance": "the NPU is slower than expected",
-    "runtime": "the NPU runtime is broken",
-    "memory": "the NPU memory pool is wrong",
-    "driver": "the NPU driver is wrong",
-    "kernel_log": "the kernel reports NPU faults",
-    "determinism": "NPU outputs change from run to run",
-    "pairing": "the model was not made for this runtime",
-}
-_RANK = (
-    "driver",
-    "memory",
-    "pairing",
-    "runtime",
-    "kernel_log",
-    "delegate",
-    "outputs",
-    "determinism",
-    "performance",
-)
+_SYMPTOMS = {check.id: check.symptom for check in ROSTER if check.symptom}
+# Deepest cause first; silicon (rank 0) is handled before the others.
+_RANK = tuple(check.id for check in sorted(ROSTER, key=lambda c: c.rank) if check.rank > 0)
 
 
 def root_cause(results: Mapping[str, CheckResult]) -> str | None:

@@ -139,6 +139,20 @@ class Twin:
         init = self._init_pid()
         return {pid: _comm(pid) for pid in _descendants(init)}
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds used so far by every process that ever ran inside the twin (reaped children
+        included): the board's own CPU, for benchmarks and for what a run costs the board."""
+        total = 0.0
+        tick = os.sysconf("SC_CLK_TCK")
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            # utime stime cutime cstime: fields 14-17 of stat, here 11-14 after the command name
+            total += sum(int(x) for x in fields[11:15]) / tick
+        return total
+
     def _init_pid(self) -> int:
         children = [p for p, ppid in _ppids().items() if ppid == self._process.pid]
         if not children:

@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: MIT
+"""The roster (npu_accept.checks.roster) is the only list of checks: the suite's test files, the
+oeqa methods, the reports' headings, the summary's ranks and docs/design.md are held to it; the
+suite runs the checks in number order and collects only what the selected checks need (a twin
+counts what it was sent: `-k driver` runs no model, `-k outputs` runs each model once)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+from twins.boards_run import run_on_twin
+
+from npu_accept.checks import CHECK_ORDER, CHECK_TITLES, roster, summary
+from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_suite_has_one_test_file_per_check_and_each_judges_its_own() -> None:
+    files = sorted(p.stem for p in (ROOT / "pytests").glob("test_*.py"))
+    assert files == sorted(c.test_module for c in roster.ROSTER)
+    for check in roster.ROSTER:
+        source = (ROOT / "pytests" / f"{check.test_module}.py").read_text()
+        assert f'judge("{check.id}")' in source, check.test_module
+        assert ast.get_docstring(ast.parse(source)).startswith(f"Check {check.number} — "), check.test_module
+
+
+def test_the_oeqa_case_has_one_method_per_check() -> None:
+    source = (ROOT / "meta-npu" / "lib" / "oeqa" / "runtime" / "cases" / "npu.py").read_text()
+    methods = re.findall(r"def (test_npu_(\d+)_(\w+))\(self\):\s+self\._judge\(\"(\w+)\"\)", source)
+    assert [(int(n), ident) for _, n, ident, judged in methods if ident == judged] == [
+        (c.number, c.id) for c in roster.ROSTER
+    ]
+
+
+def test_order_titles_and_ranks_come_from_the_roster() -> None:
+    assert CHECK_ORDER == tuple(c.id for c in roster.ROSTER)
+    assert [c.number for c in roster.ROSTER] == list(range(1, len(roster.ROSTER) + 1))
+    assert CHECK_TITLES["pairing"] == "10. Model and runtime pairing"
+    assert set(summary._RANK) == {c.id for c in roster.ROSTER} - {"silicon"}
+
+
+def test_docs_design_lists_the_roster() -> None:
+    text = (ROOT / "docs" / "design.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| `(\w+)` \| (\d+\. [^|]+?) \|", text, re.MULTILINE)
+    assert [(int(n), ident, title) for n, ident, title in rows] == [
+        (c.number, c.id, c.heading) for c in roster.ROSTER
+    ]
+
+
+def _npu_runs(artifacts: Path) -> list[str]:
+    traces = list(artifacts.glob("*/trace.jsonl"))
+    assert traces, f"no trace.jsonl under {artifacts}"
+    records = [json.loads(line) for trace in traces for line in trace.read_text().splitlines()]
+    assert records[0]["schema"] == "npu-accept-trace/1"
+    return [r["command"] for r in records[1:] if r.get("kind") == "run" and "/npu-run " in r["command"]]
+
+
+@pytest.fixture(scope="module")
+def healthy(twin_factory, tmp_path_factory):  # noqa: ANN001, ANN201 - the twin and its profile
+    work = tmp_path_factory.mktemp("roster")
+    twin = twin_factory(imx95_spec(HEALTHY, imx95_assets(work / "assets")))
+    return twin, imx95_twin_profile(work / "profile"), work
+
+
+@pytest.mark.twin
+def test_k_driver_runs_no_model_and_a_full_run_runs_them_in_number_order(healthy) -> None:  # noqa: ANN001
+    twin, profile, work = healthy
+    before = twin.cpu_seconds()
+    driver = run_on_twin(twin, profile, work / "driver", ["-k", "driver"])
+    driver_board = twin.cpu_seconds() - before
+    assert driver.returncode == 0, driver.describe()
+    assert [c.check for c in driver.cases] == ["driver"], driver.cases
+    assert _npu_runs(driver.artifacts) == [], "-k driver ran a model on the board"
+    summary_json = json.loads((driver.artifacts / "summary.json").read_text())
+    board = next(iter(summary_json.values()))
+    assert board["accepted"] is False  # one check judged: the board is not accepted on it
+    assert "only 1 of 10 checks were selected" in driver.stdout
+
+    outputs = run_on_twin(twin, profile, work / "outputs", ["-k", "outputs"])
+    assert outputs.returncode == 0, outputs.describe()
+    runs = _npu_runs(outputs.artifacts)
+    assert runs and all("--runs 1 --warmup 0" in r for r in runs), runs
+
+    before = twin.cpu_seconds()
+    full = run_on_twin(twin, profile, work / "full", [])
+    full_board = twin.cpu_seconds() - before
+    assert full.returncode == 0, full.describe()
+    assert [c.check for c in full.cases] == [c.id for c in roster.ROSTER]
+    full_runs = _npu_runs(full.artifacts)
+    assert any("--runs 1 " not in r for r in full_runs), "the full run did not time the models"
+    # what it costs: docs/acceptance.md gives the figures of one such run
+    print(
+        f"-k driver: {driver.seconds:.1f} s wall, board CPU {driver_board:.2f} s, suite CPU "
+        f"{driver.cpu_seconds:.2f} s; full run: {full.seconds:.1f} s wall, board CPU {full_board:.2f} s, "
+        f"suite CPU {full.cpu_seconds:.2f} s"
+    )
+    assert driver_board < full_board / 2
