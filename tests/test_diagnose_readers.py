@@ -10,6 +10,10 @@ every wrapping, and a healthy line stays clean in every wrapping."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +21,7 @@ from npu_accept.diagnose.findings import Context, diagnose, unexplained
 from npu_accept.diagnose.lines import unwrap
 from npu_accept.diagnose.sources import recognise
 
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "npu-diagnose"
 RUNTIME = "Invalid RKNN model version 6"
 KERNEL = "RKNPU fdab0000.npu: RKNPU: job timeout, flags: 0x0:"
 HEALTHY = "RKNN Runtime Information, librknnrt version: 2.3.2 (429f97ae6b@2025-04-09T09:09:27)"
@@ -106,3 +111,52 @@ def test_an_unknown_error_line_is_unexplained_not_clean() -> None:
 )
 def test_lines_that_only_look_like_errors_are_not_error_lines(line: str) -> None:
     assert not unwrap(1, line).is_error
+
+
+def _cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("kind", ["png", "elf", "directory", "fifo", "dev-zero", "one-gigabyte"])
+def test_what_is_no_log_gets_one_sentence_and_exit_2_quickly(kind: str, tmp_path: Path) -> None:
+    path = tmp_path / "input"
+    if kind == "png":
+        path.write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)) * 4)
+    elif kind == "elf":
+        path.write_bytes(b"\x7fELF\x02\x01\x01\0" + b"\0" * 1000)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)  # nobody ever writes: reading it would block forever
+    elif kind == "dev-zero":
+        path = Path("/dev/zero")
+    else:
+        with path.open("wb") as sparse:
+            sparse.truncate(1 << 30)
+    started = time.monotonic()
+    run = _cli(str(path))
+    assert time.monotonic() - started < 20
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stdout == "" and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+    assert str(path.name) in run.stderr or str(path) in run.stderr
+
+
+def test_a_clean_log_on_standard_input_is_read_bounded() -> None:
+    run = _cli("-", stdin=f"I RKNN: [10:00:00.000] {HEALTHY}\n".encode())
+    assert run.returncode == 0 and "No fault found" in run.stdout
+
+
+def test_the_signatures_are_listed_per_family() -> None:
+    run = _cli("--signatures", "--family", "cvitek-tpu")
+    assert run.returncode == 0
+    ids = [line.split("\t")[0] for line in run.stdout.splitlines()[1:]]
+    assert "cvimodel-chip" in ids and "kernel-smmu-fault" in ids and "rknn-model-version" not in ids
+    bad = _cli("--signatures", "--family", "hailo")
+    assert bad.returncode == 2 and "unknown family 'hailo'" in bad.stderr
