@@ -29,6 +29,36 @@ def test_the_profile_schema_knows_exactly_the_descriptors_families() -> None:
     assert tuple(schema["properties"]["family"]["enum"]) == families.names()
 
 
+@pytest.mark.parametrize(
+    ("schema", "pointer"),
+    [("npu-info", ("properties", "family")), ("image-facts", ("properties", "npu_family"))],
+)
+def test_every_report_schema_knows_exactly_the_descriptors_families(
+    schema: str, pointer: tuple[str, ...]
+) -> None:
+    """A family missing from npu-info's schema would make its boards "could not be examined"."""
+    node = json.loads((schemas_dir() / f"{schema}.schema.json").read_text())
+    for key in pointer:
+        node = node[key]
+    assert tuple(node["enum"]) == families.names(), schema
+
+
+def test_the_backend_enums_are_the_backends_that_exist() -> None:
+    for schema, pointer in (("npu-run", ("properties", "backend")),):
+        node = json.loads((schemas_dir() / f"{schema}.schema.json").read_text())
+        for key in pointer:
+            node = node[key]
+        assert set(node["enum"]) == set(BACKEND_MODULES), schema
+    assert {f.backend for f in families.FAMILIES} <= set(BACKEND_MODULES)
+
+
+def test_every_family_has_a_signature_catalogue_package() -> None:
+    from npu_accept import families as family_packages
+
+    present = {family_packages.family_name(p) for p in family_packages.packages()} - {"*"}
+    assert present == set(families.names()) - {"none"}
+
+
 def test_npu_info_probes_every_family_in_the_descriptors_order() -> None:
     assert list(FAMILY_MODULES) == [f.name for f in families.FAMILIES]
     for family in families.FAMILIES:
