@@ -2,8 +2,9 @@
 """Which converter / toolkit made a model, which runtime is on the board, and whether they pair.
 
 One table for both users: `npu-diagnose` (a converter print-out, a runtime log) and check 10
-(the model on the board against the runtime on the board).  Each row of `KNOWN_PAIRINGS` names
-its source; the rules below only state what those sources state:
+(the model on the board against the runtime on the board).  `KNOWN_PAIRINGS` is read from the
+family packages' `versions.yaml` files (`npu_accept.families`); each row names its upstream file
+and commit and whether it is confirmed; the rules below only state what confirmed rows state:
 
 - Neutron: NXP names each Neutron SDK after the BSP it belongs to, `NeutronSDK_<sdk>+LF_<bsp>`;
   a model converted with an SDK of another BSP release than the board's is not made for the
@@ -13,6 +14,9 @@ its source; the rules below only state what those sources state:
   2.3.0 and one unnamed) refused by librknnrt 1.x at rknn_init with "Invalid RKNN model version
   6"; that any runtime older than the toolkit refuses its models is our generalisation of those
   logs, so the finding says the pair is unsupported, not that the runtime will refuse it.
+- RKNPU driver: a runtime release whose own documentation requires a newer RKNPU kernel driver
+  than the board's (`needs_driver` of a confirmed row, e.g. the RKLLM SDK guide of each rknn-llm
+  release); a driver that is only recommended (`recommends_driver`) is never asserted.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import json
 import re
 import struct
 from dataclasses import dataclass
+
+import yaml
 
 NEUTRON_SDK = re.compile(r"NeutronSDK_(?P<sdk>\d+\.\d+\.\d+)\+LF_(?P<bsp>\d+\.\d+\.\d+_\d+\.\d+\.\d+)")
 KERNEL_OF_BSP = re.compile(r"^(?P<kernel>\d+\.\d+\.\d+)_")
@@ -31,67 +37,128 @@ RKNN_MAX_JSON = 1 << 22  # the model's JSON description; a bigger one is not a .
 
 @dataclass(frozen=True)
 class Pairing:
-    """A combination known to belong together, and where that is written."""
+    """A combination known to belong together (or not), and where that is written.
+
+    The rows live in `npu_accept/families/<family>/versions.yaml` (read by `load_versions`): each
+    names its upstream file (`url`) and the commit or tag it was read at (`commit`), or the public
+    thread it comes from.  A row with `confirmed` false could not be confirmed: it is kept as data
+    and in docs/PROVENANCE.md, and no finding or check ever asserts it."""
 
     family: str
     component: str
     version: str
     pairs_with: str
     source: str
+    kind: str = ""
+    url: str | None = None
+    commit: str | None = None
+    confirmed: bool = True
+    note: str = ""
+    also: tuple[str, ...] = ()
+    bsp: str | None = None
+    needs_driver: str | None = None  # the RKNPU driver the runtime's own release documents as required
+    recommends_driver: str | None = None  # only recommended: never asserted
 
 
-KNOWN_PAIRINGS: tuple[Pairing, ...] = (
-    Pairing(
-        "neutron",
-        "neutron-converter (Neutron SDK)",
-        "2.2.2",
-        "NXP BSP LF 6.12.49_2.2.0 (kernel 6.12.49)",
-        "the SDK's own directory name NeutronSDK_2.2.2+LF_6.12.49_2.2.0 (i.MX95 A0 field report)",
-    ),
-    Pairing(
-        "neutron",
-        "Neutron delegate",
-        "v1.0.0-f24d08e5",
-        "NXP BSP LF 6.12.49_2.2.0 (kernel 6.12.49-lts-next)",
-        "label_image log on rel_imx_6.12.49_2.2.0 (i.MX95 A0 field report)",
-    ),
-    Pairing(
-        "neutron",
-        "tflite-neutron-delegate source",
-        "a5d640e64a2e7fb73a66ba2091cbe46b2dc4b45e",
-        "NXP BSP LF 6.12.20_2.0.0",
-        "meta-freescale-ml walnascar e55df3c0 tensorflow-lite-neutron-delegate_2.18.0.bb",
-    ),
-    Pairing(
-        "neutron",
-        "tflite-neutron-delegate source",
-        "be8bf3997c70247bf46649f2304209fef82d4802",
-        "NXP BSP LF 6.12.34_2.1.0",
-        "meta-freescale-ml master b364d313 tensorflow-lite-neutron-delegate_2.19.0.bb",
-    ),
-    Pairing(
-        "rknpu",
-        "RKNN-Toolkit2",
-        "2.3.2",
-        "librknnrt 2.3.2 and rknn_server 2.3.2",
-        "airockchip/rknn-toolkit2 tag v2.3.2 (42aa1d42) ships both in rknpu2/runtime; RKNN SDK "
-        "v2.3.2 user guide 2.2.3 note 4",
-    ),
-    Pairing(
-        "rknpu",
-        "RKNN-Toolkit2 / Toolkit-Lite2",
-        "2.3.0",
-        "not librknnrt 1.3.0 or 1.4.0 (Invalid RKNN model version 6)",
-        "airockchip/rknn-toolkit2 issues #254 and #281",
-    ),
-    Pairing(
-        "rknpu",
-        "a toolkit writing RKNN model format 6 (version not stated)",
-        "format 6",
-        "not librknnrt 1.5.0 (Invalid RKNN model version 6)",
-        "rockchip-linux/rknn-toolkit2 issue #316",
-    ),
-)
+class VersionsError(Exception):
+    """A versions.yaml file is malformed; the message names the file, the row and the fix."""
+
+
+ROW_KEYS = {
+    "kind",
+    "component",
+    "version",
+    "pairs_with",
+    "source",
+    "url",
+    "commit",
+    "confirmed",
+    "note",
+    "also",
+    "bsp",
+    "needs_driver",
+    "recommends_driver",
+}
+ROW_REQUIRED = ("kind", "component", "version", "pairs_with", "source", "confirmed")
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def parse_versions(name: str, text: str) -> tuple[str, list[Pairing]]:
+    """One versions.yaml file's rows; VersionsError naming the file and row on a bad one."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise VersionsError(f"{name} is not valid YAML ({exc}).") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("family"), str) or not isinstance(doc.get("rows"), list):
+        raise VersionsError(f"{name}: the file must be a mapping with a 'family' and a list of 'rows'.")
+    extra = sorted(set(doc) - {"family", "rows"})
+    if extra:
+        raise VersionsError(f"{name}: unknown key '{extra[0]}'; the keys are family, rows.")
+    rows = []
+    for index, entry in enumerate(doc["rows"]):
+        where = f"{name} rows[{index}]"
+        if not isinstance(entry, dict):
+            raise VersionsError(f"{where}: a row must be a mapping.")
+        unknown = sorted(set(entry) - ROW_KEYS)
+        if unknown:
+            raise VersionsError(f"{where}: unknown key '{unknown[0]}'; the keys are {', '.join(sorted(ROW_KEYS))}.")
+        missing = [k for k in ROW_REQUIRED if k not in entry]
+        if missing:
+            raise VersionsError(f"{where}: '{missing[0]}' is missing.")
+        if not isinstance(entry["confirmed"], bool):
+            raise VersionsError(f"{where}: 'confirmed' must be true or false.")
+        commit = entry.get("commit")
+        if commit is not None and not COMMIT.match(str(commit)):
+            raise VersionsError(f"{where}: 'commit' must be the 40-hex commit the source was read at.")
+        if not entry["confirmed"] and not entry.get("note"):
+            raise VersionsError(f"{where}: an unconfirmed row needs a 'note' saying what is not confirmed.")
+        also = entry.get("also") or []
+        if not isinstance(also, list):
+            raise VersionsError(f"{where}: 'also' must be a list of URLs.")
+        rows.append(
+            Pairing(
+                family=doc["family"],
+                component=str(entry["component"]),
+                version=str(entry["version"]),
+                pairs_with=str(entry["pairs_with"]),
+                source=str(entry["source"]),
+                kind=str(entry["kind"]),
+                url=str(entry["url"]) if entry.get("url") else None,
+                commit=str(commit) if commit else None,
+                confirmed=entry["confirmed"],
+                note=str(entry.get("note") or ""),
+                also=tuple(str(a) for a in also),
+                bsp=str(entry["bsp"]) if entry.get("bsp") else None,
+                needs_driver=str(entry["needs_driver"]) if entry.get("needs_driver") else None,
+                recommends_driver=str(entry["recommends_driver"]) if entry.get("recommends_driver") else None,
+            )
+        )
+    return doc["family"], rows
+
+
+def load_versions() -> tuple[Pairing, ...]:
+    """Every family package's versions.yaml rows, in the packages' order."""
+    from npu_accept import families
+
+    rows: list[Pairing] = []
+    for package, text in families.data_files("versions.yaml"):
+        name = f"{package}/versions.yaml"
+        family, found = parse_versions(name, text)
+        if family != families.family_name(package):
+            raise VersionsError(f"{name}: family '{family}' is not the package's ({families.family_name(package)}).")
+        rows += found
+    return tuple(rows)
+
+
+KNOWN_PAIRINGS: tuple[Pairing, ...] = load_versions()
+
+
+def driver_requirement(component: str, version: str | None) -> Pairing | None:
+    """The confirmed row that documents the RKNPU driver COMPONENT VERSION needs (None if none)."""
+    for row in KNOWN_PAIRINGS:
+        if row.confirmed and row.needs_driver and row.component == component and row.version == version:
+            return row
+    return None
 
 
 @dataclass(frozen=True)
@@ -133,7 +200,7 @@ def known_delegate_bsp(version: str | None) -> str | None:
     if not version:
         return None
     for row in KNOWN_PAIRINGS:
-        if row.family != "neutron" or "delegate" not in row.component:
+        if row.kind != "neutron-delegate" or not row.confirmed:
             continue
         if row.version == version or (len(version) >= 8 and row.version.startswith(version.split("-")[-1])):
             return row.pairs_with
