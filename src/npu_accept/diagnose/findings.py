@@ -575,3 +575,71 @@ def unexplained(ctx: Context, findings: list[Finding]) -> list[Evidence]:
                 continue
             left.append(Evidence(doc.name, line.number, line.raw))
     return left
+
+
+# --- rknn-driver-below-documented-minimum: version knowledge (families/*/versions.yaml) ---------
+# A runtime whose own release documents a newer RKNPU kernel driver than the one the inputs print
+# (a confirmed `needs_driver` row of pairings.KNOWN_PAIRINGS); recommendations are never asserted.
+RKNPU_RUNTIME_FACTS = (("rkllm", "rkllm-runtime"), ("librknnrt", "librknnrt"))
+
+
+def rknn_driver_below_minimum(ctx: Context) -> list[Finding]:
+    if ctx.family not in (None, "rknpu"):
+        return []
+    driver = _rknpu_fact_line(ctx, "driver")
+    if driver is None:
+        return []
+    for fact, component in RKNPU_RUNTIME_FACTS:
+        runtime = _rknpu_fact_line(ctx, fact)
+        row = pairings.driver_requirement(component, runtime[1]) if runtime else None
+        if runtime is None or row is None or not row.needs_driver:
+            continue
+        has, needs = pairings.version_tuple(driver[1]), pairings.version_tuple(row.needs_driver)
+        if has is None or needs is None or has >= needs:
+            continue
+        where = _rknpu_row_source(row)
+        evidence = (
+            (runtime[0],)
+            if (runtime[0].source, runtime[0].line_no)
+            == (
+                driver[0].source,
+                driver[0].line_no,
+            )
+            else (runtime[0], driver[0])
+        )
+        return [
+            Finding(
+                17,  # after the runtime's own refusals (device 12, model 15-16): a documented minimum
+                "rknn-driver-below-documented-minimum",
+                f"{component} {runtime[1]} needs RKNPU kernel driver {row.needs_driver} or newer ({where}), "
+                f"but the board's driver is {driver[1]}.",
+                f"Update the kernel's RKNPU driver to {row.needs_driver} or newer (a newer vendor kernel for "
+                "the board, or the driver of airockchip/rknn-llm rknpu-driver/ built into the board's "
+                "kernel), or use a runtime release whose documentation accepts the board's driver.",
+                evidence,
+            )
+        ]
+    return []
+
+
+def _rknpu_fact_line(ctx: Context, name: str) -> tuple[Evidence, str] | None:
+    """The first input line holding the catalogue fact NAME, and its value."""
+    patterns = ctx.catalogue.facts.get(name, ())
+    for doc in ctx.text_docs():
+        for line in doc.records:
+            for pattern in patterns:
+                match = pattern.search(line.message)
+                if match:
+                    return Evidence(doc.name, line.number, line.raw, match.group(0)), match.group("v")
+    return None
+
+
+def _rknpu_row_source(row: pairings.Pairing) -> str:
+    """'its release's documentation, airockchip/rknn-llm at 8623edd0' from a row's URL and commit."""
+    repo = re.match(r"https://github\.com/([^/]+/[^/]+)/", row.url or "")
+    if repo and row.commit:
+        return f"its release's documentation, {repo.group(1)} at {row.commit[:8]}"
+    return "its release's documentation"
+
+
+RULES = (*RULES, rknn_driver_below_minimum)
