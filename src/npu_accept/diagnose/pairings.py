@@ -89,7 +89,11 @@ def parse_versions(name: str, text: str) -> tuple[str, list[Pairing]]:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise VersionsError(f"{name} is not valid YAML ({exc}).") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("family"), str) or not isinstance(doc.get("rows"), list):
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("family"), str)
+        or not isinstance(doc.get("rows"), list)
+    ):
         raise VersionsError(f"{name}: the file must be a mapping with a 'family' and a list of 'rows'.")
     extra = sorted(set(doc) - {"family", "rows"})
     if extra:
@@ -101,7 +105,9 @@ def parse_versions(name: str, text: str) -> tuple[str, list[Pairing]]:
             raise VersionsError(f"{where}: a row must be a mapping.")
         unknown = sorted(set(entry) - ROW_KEYS)
         if unknown:
-            raise VersionsError(f"{where}: unknown key '{unknown[0]}'; the keys are {', '.join(sorted(ROW_KEYS))}.")
+            raise VersionsError(
+                f"{where}: unknown key '{unknown[0]}'; the keys are {', '.join(sorted(ROW_KEYS))}."
+            )
         missing = [k for k in ROW_REQUIRED if k not in entry]
         if missing:
             raise VersionsError(f"{where}: '{missing[0]}' is missing.")
@@ -145,7 +151,9 @@ def load_versions() -> tuple[Pairing, ...]:
         name = f"{package}/versions.yaml"
         family, found = parse_versions(name, text)
         if family != families.family_name(package):
-            raise VersionsError(f"{name}: family '{family}' is not the package's ({families.family_name(package)}).")
+            raise VersionsError(
+                f"{name}: family '{family}' is not the package's ({families.family_name(package)})."
+            )
         rows += found
     return tuple(rows)
 
@@ -259,3 +267,24 @@ def rknn_model_info(data: bytes) -> RknnModelInfo | None:
         if isinstance(platform, list)
         else (str(platform) if platform else None),
     )
+
+
+def versions_table(rows: tuple[Pairing, ...] | None = None) -> str:
+    """The "Version knowledge" table of docs/PROVENANCE.md, made from the versions.yaml rows."""
+    lines = [
+        "| family | component | version | pairs with | source | confirmed |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in KNOWN_PAIRINGS if rows is None else rows:
+        where = row.source
+        if row.url:
+            where += f"; <{row.url}>" + (f" (commit {row.commit})" if row.commit else "")
+        where += "".join(f"; <{url}>" for url in row.also)
+        confirmed = "yes" if row.confirmed else f"**no**: {row.note}"
+        cells = (row.family, row.component, f"`{row.version}`", row.pairs_with, where, confirmed)
+        lines.append("| " + " | ".join(" ".join(str(c).split()).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python3 -m npu_accept.diagnose.pairings: the table for docs/PROVENANCE.md
+    print(versions_table(), end="")
