@@ -59,7 +59,8 @@ ERROR_WORDS = re.compile(
     r"\b(?:ERROR|Error|error|FAILED|FAIL|Failed|failed|fail|Fail|fault|Fault|FATAL|Fatal|fatal|Oops|"
     r"Assertion|assertion|assert|panic|Aborted|abort|Segmentation|core dumped|Traceback|Exception|"
     r"not supported|unsupported|Unsupported|Invalid|invalid|cannot|Cannot|can't|timeout|Timeout|"
-    r"exit code [1-9]|exit status [1-9]|returned? -?[1-9]\d*\b|ret\s*=\s*-[1-9]|errno)"
+    r"exit code [1-9]|exit status [1-9]|returned? -?[1-9]\d*\b|ret\s*=\s*-[1-9]|errno|UNREACHABLE|"
+    r"CANNOT LINK)"
 )
 # Lines that only look like errors: a count of zero failures, an option's name, the word "error"
 # in a file or function name.

@@ -72,7 +72,8 @@ TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"RKNN\s*: |RKNN/|librknnrt|rknn_server|RKNN Runtime Information|rknn-toolkit|rknn_\w+\(|"
             r"rknnrt version|rknn_api|rknn_init|rkllm|NPUTransfer|RKNNAPI|API Version: \d|Driver Version: \d|"
-            r"NPU load:|RKNPU driver: v|API version: \d|/dev/dri|HAL user version"
+            r"NPU load:|RKNPU driver: v|API version: \d|/dev/dri|HAL user version|"
+            r"rknpu2 (?:runtime|driver) version"
         ),
     ),
     (
