@@ -16,6 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 
 def _board_parser() -> ModuleType:
@@ -38,11 +39,18 @@ def _board_parser() -> ModuleType:
 
 
 _BOARD = _board_parser()
-DELEGATE_VERSION = _BOARD.DELEGATE_VERSION
-TFLITE_LINE = _BOARD.TFLITE_LINE
-VENDOR_LINE = _BOARD.VENDOR_LINE
-XNNPACK_CREATED = _BOARD.XNNPACK_CREATED
-Delegation = _BOARD.Delegation
+if TYPE_CHECKING:  # the checker reads the board's module itself (mypy_path); same names at run time
+    from npu_target.delegate_log import DELEGATE_VERSION as DELEGATE_VERSION
+    from npu_target.delegate_log import TFLITE_LINE as TFLITE_LINE
+    from npu_target.delegate_log import VENDOR_LINE as VENDOR_LINE
+    from npu_target.delegate_log import XNNPACK_CREATED as XNNPACK_CREATED
+    from npu_target.delegate_log import Delegation as Delegation
+else:
+    DELEGATE_VERSION = _BOARD.DELEGATE_VERSION
+    TFLITE_LINE = _BOARD.TFLITE_LINE
+    VENDOR_LINE = _BOARD.VENDOR_LINE
+    XNNPACK_CREATED = _BOARD.XNNPACK_CREATED
+    Delegation = _BOARD.Delegation
 
 LOADED_MODEL = re.compile(r"INFO: Loaded model (?P<model>\S+)")
 AVERAGE_TIME = re.compile(r"INFO: average time: (?P<ms>[0-9.]+) ms")
@@ -117,7 +125,8 @@ class LabelImageLog:
 
 def parse_delegations(text: str) -> list[Delegation]:
     """Every delegation line of TEXT (the board's parser, npu_target.delegate_log)."""
-    return _BOARD.delegation_lines(text)
+    found: list[Delegation] = _BOARD.delegation_lines(text)  # a ModuleType attribute is Any
+    return found
 
 
 def _int_list(text: str) -> list[int]:
