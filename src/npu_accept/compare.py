@@ -223,11 +223,11 @@ def _judge_degenerate(seen: Stream, layout: Layout) -> Degeneracy | None:
         return Degeneracy("empty", "the output tensor is empty")
     if not out.finite:
         return Degeneracy("non-finite", f"{out.nonfinite} of {out.count} output values are NaN or Inf")
-    ref_ok = ref is not None and ref.finite
-    if out.low == 0.0 == out.high and not (ref_ok and ref.low == 0.0 == ref.high):
+    good = ref if ref is not None and ref.finite else None  # a reference to judge against
+    if out.low == 0.0 == out.high and not (good is not None and good.low == 0.0 == good.high):
         return Degeneracy("all-zero", f"all {out.count} output values are zero")
     magnitude = max(1.0, abs(out.low), abs(out.high))
-    ref_spread = ref.spread if ref_ok else None
+    ref_spread = good.spread if good is not None else None
     if (
         out.count > 1
         and out.spread <= CONSTANT_RTOL * magnitude
@@ -238,19 +238,23 @@ def _judge_degenerate(seen: Stream, layout: Layout) -> Degeneracy | None:
         return Degeneracy(
             "constant", f"all {out.count} output values are one repeated constant ({first:.4g}){tail}"
         )
-    if ref_ok and ref_spread and out.count > 1 and out.std < COLLAPSE_RATIO * ref.std:
+    if good is not None and ref_spread and out.count > 1 and out.std < COLLAPSE_RATIO * good.std:
         return Degeneracy(
             "near-constant",
-            f"the output is near-constant (std {out.std:.3g} against the reference's {ref.std:.3g})",
+            f"the output is near-constant (std {out.std:.3g} against the reference's {good.std:.3g})",
         )
-    rows = _identical_rows(out, ref if ref_ok else None, layout, magnitude)
+    rows = _identical_rows(out, good, layout, magnitude)
     if rows is not None:
         return rows
-    if ref_ok and out.distinct.count <= FEW_DISTINCT_OUT and ref.distinct.count >= FEW_DISTINCT_REF:
+    if (
+        good is not None
+        and out.distinct.count <= FEW_DISTINCT_OUT
+        and good.distinct.count >= FEW_DISTINCT_REF
+    ):
         return Degeneracy(
             "few-distinct",
             f"the output has only {out.distinct.count} distinct value(s) where the reference has "
-            f"{ref.distinct.count} or more",
+            f"{good.distinct.count} or more",
         )
     return None
 
