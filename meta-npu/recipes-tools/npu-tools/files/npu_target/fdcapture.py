@@ -7,6 +7,10 @@ import os
 import sys
 import tempfile
 from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import IO
 
 
 class StderrCapture:
@@ -19,7 +23,7 @@ class StderrCapture:
         self.echo = echo
         self.text = ""
         self._saved_fd = -1
-        self._tmp = None
+        self._tmp: IO[bytes] | None = None
 
     def __enter__(self) -> StderrCapture:
         sys.stderr.flush()

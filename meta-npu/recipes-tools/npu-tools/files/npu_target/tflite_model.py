@@ -38,16 +38,20 @@ class _Buffer:
         return self.data[pos]
 
     def i8(self, pos: int) -> int:
-        return struct.unpack_from("<b", self.data, pos)[0]
+        value: int = struct.unpack_from("<b", self.data, pos)[0]  # unpack_from gives tuple[Any, ...]
+        return value
 
     def u16(self, pos: int) -> int:
-        return struct.unpack_from("<H", self.data, pos)[0]
+        value: int = struct.unpack_from("<H", self.data, pos)[0]  # unpack_from gives tuple[Any, ...]
+        return value
 
     def u32(self, pos: int) -> int:
-        return struct.unpack_from("<I", self.data, pos)[0]
+        value: int = struct.unpack_from("<I", self.data, pos)[0]  # unpack_from gives tuple[Any, ...]
+        return value
 
     def i32(self, pos: int) -> int:
-        return struct.unpack_from("<i", self.data, pos)[0]
+        value: int = struct.unpack_from("<i", self.data, pos)[0]  # unpack_from gives tuple[Any, ...]
+        return value
 
     def field_pos(self, table: int, field_id: int) -> int | None:
         vtable = table - self.i32(table)

@@ -123,7 +123,7 @@ def load_backend(name: str) -> RunFunction:
             f"(module npu_target/backends/{module_name}.py is missing); install the image's npu-tools "
             "package or pick another backend."
         ) from None
-    run = getattr(module, "run", None)
+    run: Callable[[RunRequest], RunResult] | None = getattr(module, "run", None)
     if run is None:
         raise UsageError(
             f"backend module npu_target/backends/{module_name}.py defines no run(); reinstall npu-tools."

@@ -283,7 +283,8 @@ class Session:
     def version(self) -> str:
         info = SdkVersion()
         self.query(RKNN_QUERY_SDK_VERSION, info)
-        return info.api_version.decode("utf-8", "replace").strip()
+        raw: bytes = info.api_version  # a ctypes Structure field: Any to the checker
+        return raw.decode("utf-8", "replace").strip()
 
     def set_inputs(self, arrays: list[np.ndarray], tensors: list[Tensor]) -> None:
         inputs = (Input * len(arrays))()
