@@ -96,7 +96,8 @@ def top_k_mask(rows: np.ndarray, k: int) -> np.ndarray:
     above = rows > kth
     equal = rows == kth
     room = k - np.count_nonzero(above, axis=1, keepdims=True)
-    return above | (equal & (np.cumsum(equal, axis=1) <= room))
+    mask: np.ndarray = above | (equal & (np.cumsum(equal, axis=1) <= room))  # numpy's | on these is Any
+    return mask
 
 
 @dataclass(frozen=True)

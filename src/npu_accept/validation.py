@@ -28,4 +28,8 @@ class Validator:
     def best_error(self, value: Any) -> jsonschema.ValidationError | None:
         if self._validator.is_valid(value):
             return None
-        return jsonschema.exceptions.best_match(self._validator.iter_errors(value))
+        # types-jsonschema leaves best_match unannotated
+        found: jsonschema.ValidationError | None = jsonschema.exceptions.best_match(
+            self._validator.iter_errors(value)
+        )
+        return found

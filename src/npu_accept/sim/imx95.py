@@ -26,6 +26,7 @@ import json
 import struct
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import yaml
@@ -34,6 +35,9 @@ from npu_accept.paths import packaged_profiles_dir
 from npu_accept.sim import models
 from npu_accept.sim.delegate.build import build_delegate
 from npu_accept.sim.harness import DeviceNode, TwinFile, TwinSpec
+
+if TYPE_CHECKING:  # imported where used at run time: the demo's TFLite runtime is optional
+    from ai_edge_litert import schema_py_generated as schema
 
 KERNEL_RELEASE = "6.12.49-lts-next-g759f4038100f"  # the field report's board
 MODELS_DIR = "/usr/share/npu-models"
@@ -374,7 +378,7 @@ def slowed_model(source: Path, target: Path, copies: int = 2) -> Path:
     return target
 
 
-def _packed_tensor(tensor):
+def _packed_tensor(tensor: schema.TensorT) -> schema.Tensor:
     import flatbuffers
     from ai_edge_litert import schema_py_generated as schema
 
@@ -383,7 +387,7 @@ def _packed_tensor(tensor):
     return schema.Tensor.GetRootAs(builder.Output(), 0)
 
 
-def _packed_operator(op):
+def _packed_operator(op: schema.OperatorT) -> schema.Operator:
     import flatbuffers
     from ai_edge_litert import schema_py_generated as schema
 

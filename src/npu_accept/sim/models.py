@@ -31,4 +31,6 @@ def face_detector() -> Path:
 
 def face_detection_input() -> np.ndarray:
     """[1,128,128,3] float32 in [-1, 1]: the photo in the face detector's input convention."""
-    return np.load(sim_dir() / "assets" / "face_detection_input.npy", allow_pickle=False)
+    # np.load's result is Any to the checker
+    array: np.ndarray = np.load(sim_dir() / "assets" / "face_detection_input.npy", allow_pickle=False)
+    return array

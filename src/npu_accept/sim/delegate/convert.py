@@ -24,7 +24,8 @@ CUSTOM = schema.BuiltinOperator.CUSTOM
 
 
 def _builtin(code: schema.OperatorCodeT) -> int:
-    return max(code.builtinCode, code.deprecatedBuiltinCode)
+    code_value: int = max(code.builtinCode, code.deprecatedBuiltinCode)  # the generated schema is untyped
+    return code_value
 
 
 def output_reshapes(model: schema.ModelT) -> list[int]:
