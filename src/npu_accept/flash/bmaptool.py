@@ -14,15 +14,16 @@ import lzma
 import os
 import subprocess
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from io import BufferedIOBase
 from pathlib import Path
 from typing import TextIO
 
 from npu_accept.flash.device import check_device
 from npu_accept.flash.errors import FlashError
 from npu_accept.flash.image import ImageInfo
-from npu_accept.flash.plan import Plan
+from npu_accept.flash.plan import Plan, require_tool
 from npu_accept.flash.progress import Progress
 from npu_accept.flash.request import FlashRequest
 from npu_accept.flash.spec import FlashSpec
@@ -40,6 +41,11 @@ def bmap_candidates(image: Path) -> list[Path]:
 
 def find_bmap(image: Path) -> Path | None:
     return next((p for p in bmap_candidates(image) if p.is_file()), None)
+
+
+def preflight() -> None:
+    """bmaptool is installed (the card itself is checked again right before writing)."""
+    require_tool("bmaptool")
 
 
 def build_plan(spec: FlashSpec, info: ImageInfo, request: FlashRequest) -> Plan:
@@ -176,8 +182,13 @@ def _decompressed(image: Path, compression: str | None) -> Iterator[bytes]:
             while data := proc.stdout.read(chunk):
                 yield data
         return
-    opener = {None: open, "gz": gzip.open, "bz2": bz2.open, "xz": lzma.open}[compression]
-    with opener(image, "rb") as handle:
+    openers: dict[str | None, Callable[[Path], BufferedIOBase]] = {
+        None: lambda path: open(path, "rb"),
+        "gz": lambda path: gzip.open(path, "rb"),
+        "bz2": lambda path: bz2.open(path, "rb"),
+        "xz": lambda path: lzma.open(path, "rb"),
+    }
+    with openers[compression](image) as handle:
         while data := handle.read(chunk):
             yield data
 

@@ -11,20 +11,29 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from npu_accept.flash import bmaptool, rkdeveloptool, uuu
 from npu_accept.flash.board_info import revision_over_ssh
 from npu_accept.flash.checksum import verify_image
 from npu_accept.flash.device import SystemView, check_device
 from npu_accept.flash.errors import FlashError
-from npu_accept.flash.image import inspect_image
-from npu_accept.flash.plan import Plan, require_tool
+from npu_accept.flash.image import ImageInfo, inspect_image
+from npu_accept.flash.plan import Plan
 from npu_accept.flash.request import FlashRequest
 from npu_accept.flash.revision import revision_from_npu_info
 from npu_accept.flash.spec import FlashSpec, load_flash_spec
 
-_METHODS = {"uuu": uuu, "rkdeveloptool": rkdeveloptool, "bmaptool": bmaptool}
+
+class _Method(Protocol):
+    """What a flashing method's module provides."""
+
+    def build_plan(self, spec: FlashSpec, info: ImageInfo, request: FlashRequest) -> Plan: ...
+
+    def preflight(self) -> None: ...
+
+
+_METHODS: dict[str, _Method] = {"uuu": uuu, "rkdeveloptool": rkdeveloptool, "bmaptool": bmaptool}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,7 +89,8 @@ def _soc_revision(args: argparse.Namespace) -> str | None:
         return revision_from_npu_info(args.npu_info)
     if args.target is not None:
         return revision_over_ssh(args.target, args.identity, args.known_hosts)
-    return args.soc_revision
+    given: str | None = args.soc_revision  # argparse's Namespace attributes are Any
+    return given
 
 
 def prepare(spec: FlashSpec, request: FlashRequest, stream: TextIO) -> Plan:
@@ -92,11 +102,7 @@ def prepare(spec: FlashSpec, request: FlashRequest, stream: TextIO) -> Plan:
 
 
 def execute(spec: FlashSpec, request: FlashRequest, plan: Plan, stream: TextIO) -> None:
-    module = _METHODS[spec.method]
-    if spec.method == "bmaptool":
-        require_tool("bmaptool")
-    else:
-        module.preflight()
+    _METHODS[spec.method].preflight()
     for note in plan.notes:
         stream.write(f"note: {note}\n")
     if spec.method == "bmaptool" and request.device is not None:
