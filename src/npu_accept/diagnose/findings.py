@@ -101,8 +101,9 @@ class Context:
         if self.profile is not None and self.profile.soc.soc_id:
             return self.profile.soc.soc_id == "i.MX95"
         soc = self.npu_info().get("soc") or {}
-        if soc.get("soc_id"):
-            return soc["soc_id"] == "i.MX95"
+        soc_id: object = soc.get("soc_id")  # from the report's JSON
+        if soc_id:
+            return soc_id == "i.MX95"
         return any(IMX95_TEXT.search(d.text) for d in self.docs)
 
     def bad_revisions(self) -> dict[str, str]:
@@ -306,7 +307,7 @@ def _line_of(doc: Document, text: str) -> Evidence:
 
 
 def kernel(ctx: Context) -> list[Finding]:
-    allow = ()
+    allow: tuple[re.Pattern[str], ...] = ()
     if ctx.profile is not None and ctx.profile.kernel_log:
         allow = kernel_faults.compile_allowlist(ctx.profile.kernel_log.get("allow") or [])
     findings = []
@@ -460,14 +461,16 @@ def outputs(ctx: Context) -> list[Finding]:
         refs, outs = outs[:1], outs[1:]
     findings = []
     for index, out in enumerate(outs):
+        if out.array is None:  # never: a document is of kind "npy" only with its array
+            continue
         ref = refs[index] if index < len(refs) else None
-        same = ref is not None and ref.array is not None and ref.array.size == out.array.size
+        same = None if ref is None or ref.array is None or ref.array.size != out.array.size else ref
         problem = compare.degenerate_reason(
             np.asarray(out.array, dtype=np.float64),
-            np.asarray(ref.array, dtype=np.float64).reshape(out.array.shape) if same else None,
+            None if same is None else np.asarray(same.array, dtype=np.float64).reshape(out.array.shape),
         )
         if problem:
-            against = f" (against {ref.name})" if same else ""
+            against = "" if same is None else f" (against {same.name})"
             findings.append(
                 Finding(
                     50,
