@@ -384,6 +384,18 @@ def test_pairing_neutron_sdk_of_another_bsp_fails(profile):
     assert run_check("pairing", _facts(profile), profile).status == "pass"
 
 
+def test_pairing_neutron_delegate_with_an_unreadable_kernel_release(profile):
+    """The delegate version of the i.MX95 field report on a board whose kernel release carries no
+    version: like the SDK half, the delegate half is not judged (it raised TypeError: None in str)."""
+    for kernel in ("6.12.49-lts-next-g759f4038100f", "localbuild"):
+        facts = _facts(profile, info=_with("kernel", kernel))
+        facts.models[0].npu.report["log"]["delegate_lines"].append(
+            "Neutron delegate version: v1.0.0-f24d08e5"
+        )
+        result = run_check("pairing", facts, profile)
+        assert result.status == "pass" and "delegate v1.0.0-f24d08e5" in result.message, result.message
+
+
 def test_pairing_neutron_without_converter_in_profile_skips(profile):
     result = run_check("pairing", _facts(profile), _profile_with(profile, pairing=None))
     assert result.status == "skip" and "pairing.converter" in result.message

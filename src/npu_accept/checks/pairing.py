@@ -47,7 +47,8 @@ def check_neutron_pairing(facts: BoardFacts, profile: Profile) -> CheckResult:
         )
     version = _delegate_version(facts)
     bsp = pairings.known_delegate_bsp(version)
-    if bsp and pairings.kernel_version(kernel) not in bsp:
+    board_kernel = pairings.kernel_version(kernel)  # None when the release is unreadable: not judged
+    if bsp and board_kernel is not None and board_kernel not in bsp:
         return failed(
             CHECK,
             f"The Neutron delegate {version} belongs to {bsp} but the board runs kernel {kernel}; "
