@@ -15,6 +15,7 @@ is one sentence naming the place, its holder and the `labgrid-client` command to
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,16 +130,16 @@ def _place_sentence(exc: Exception, name: str, env_path: Path, address: str, ses
             f"labgrid place {place.name} on {address} is not acquired; run `{client} -p {place.name} "
             f"acquire` (or queue with {queue}) before the suite, which never acquires a place itself."
         )
-    if me not in place.allowed:
-        return (
-            f"labgrid place {place.name} on {address} is held by {place.acquired}, not by {me}; wait "
-            f"until {place.acquired} runs `{client} -p {place.name} release` (queue with {queue}), or "
-            f"ask it to run `{client} -p {place.name} allow {me}`."
-        )
     if "orphaned resource" in text:
         return (
             f"labgrid place {place.name} on {address} has lost its resources (their exporter "
             "disconnected); restart labgrid-exporter, then run the suite again."
+        )
+    if place.acquired != me and me not in place.allowed:
+        return (
+            f"labgrid place {place.name} on {address} is held by {place.acquired}, not by {me}; wait "
+            f"until {place.acquired} runs `{client} -p {place.name} release` (queue with {queue}), or "
+            f"ask it to run `{client} -p {place.name} allow {me}`."
         )
     return (
         f"labgrid place {place.name} on {address} cannot be used ({visible(text)}); "
@@ -177,10 +178,20 @@ def load_environment(path: Path, coordinator: str | None = None) -> LabEnvironme
             f"labgrid environment {path} defines no targets; add targets: main: with a "
             "NetworkService resource and an SSHDriver."
         )
+    quiet = _QuietLabgrid()
+    logging.getLogger().addFilter(quiet)  # its client logs a refused coordinator on the root logger
     try:
         return _targets(env, path, roles, coordinator)
     finally:
         _release_session()
+        logging.getLogger().removeFilter(quiet)
+
+
+class _QuietLabgrid(logging.Filter):
+    """Drop labgrid's own log lines while the places are looked up: the suite's sentence says it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return f"{os.sep}labgrid{os.sep}" not in record.pathname
 
 
 def _remote_place_names(env: object, role: str) -> list[str]:
