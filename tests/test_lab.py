@@ -421,6 +421,7 @@ def test_lava_target_comes_from_the_device_and_the_shell_variant(tmp_path: Path)
         "method": "minimal",
         "timeout": {"minutes": 1},
         "reset": False,
+        "parameters": {"kernel-start-message": ""},  # no wait for the kernel's banner
         "prompts": ["root@"],
     }
     assert actions[1]["test"]["timeout"] == {"minutes": 5}

@@ -18,11 +18,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import xmlrpc.client
 from collections.abc import Iterator
@@ -89,7 +91,6 @@ class Lava:
     url: str
     token: str
     worker: str
-    docker_env: dict[str, str]
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
@@ -117,7 +118,7 @@ class Lava:
         existing = self.manage("devices", "list", "--all")
         if hostname not in existing.split():
             self.manage("devices", "add", "--device-type", DEVICE_TYPE, "--worker", self.worker, hostname)
-        self.manage("devices", "update", "--health", health, hostname)
+        self.manage("devices", "update", "--worker", self.worker, "--health", health, hostname)
 
     def wait_job(self, job_id: int, deadline_s: float = SUITE_SECONDS) -> dict:
         deadline = time.monotonic() + deadline_s
@@ -180,22 +181,20 @@ def lava_configured() -> bool:
     return check.returncode == 0 and "[ ]" not in check.stdout
 
 
-def docker_up(work: Path) -> dict[str, str]:
-    """The host's dockerd, or one of our own (loopback only: no bridge, no iptables)."""
+def docker_up(work: Path) -> None:
+    """The host's dockerd, or one of our own on the default socket (lava-run purges its
+    environment, so DOCKER_HOST would not reach it), loopback only: no bridge, no iptables."""
     if (
         subprocess.run(
             [need("docker"), "info"], env=system_env(), capture_output=True, check=False
         ).returncode
         == 0
     ):
-        return {}
-    sock = work / "docker.sock"
+        return
     log = (work / "dockerd.log").open("wb")
     subprocess.Popen(
         [
             need("dockerd"),
-            "--host",
-            f"unix://{sock}",
             "--data-root",
             str(work / "docker-data"),
             "--exec-root",
@@ -210,25 +209,24 @@ def docker_up(work: Path) -> dict[str, str]:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    env = {"DOCKER_HOST": f"unix://{sock}"}
     deadline = time.monotonic() + 60
     while subprocess.run(
-        [need("docker"), "info"], env=system_env(**env), capture_output=True, check=False
+        [need("docker"), "info"], env=system_env(), capture_output=True, check=False
     ).returncode:
         assert time.monotonic() < deadline, (work / "dockerd.log").read_text()[-3000:]
         time.sleep(0.5)
-    return env
 
 
-def suite_image(docker_env: dict[str, str]) -> None:
+def suite_image() -> None:
     """An image of merged-/usr symlinks and empty mount points, imported from a tarball (no registry)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name in ("usr", "etc", "tmp", "root", "proc", "sys", "dev", "run", "var", "var/tmp"):
+        # /sbin a directory, not the merged-/usr link: docker --init mounts its docker-init there
+        for name in ("usr", "etc", "tmp", "root", "proc", "sys", "dev", "run", "var", "var/tmp", "sbin"):
             info = tarfile.TarInfo(name)
             info.type, info.mode = tarfile.DIRTYPE, 0o1777 if name.endswith("tmp") else 0o755
             tar.addfile(info)
-        for name in ("bin", "sbin", "lib", "lib64"):
+        for name in ("bin", "lib", "lib64"):
             if Path(f"/{name}").is_symlink():
                 info = tarfile.TarInfo(name)
                 info.type, info.linkname = tarfile.SYMTYPE, os.readlink(f"/{name}")
@@ -236,7 +234,7 @@ def suite_image(docker_env: dict[str, str]) -> None:
     done = subprocess.run(
         [need("docker"), "import", "-", IMAGE],
         input=buffer.getvalue(),
-        env=system_env(**docker_env),
+        env=system_env(),
         capture_output=True,
         check=False,
     )
@@ -259,7 +257,9 @@ def mounts(*paths: Path) -> list[str]:
 def lava(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lava]:
     if os.geteuid() != 0:
         pytest.fail("The LAVA engine test needs root (PostgreSQL, lava-worker, docker).", pytrace=False)
-    work = tmp_path_factory.mktemp("lava")
+    # lava-scheduler drops to the lavaserver user: its logs live where that user may write, not
+    # under pytest's root-only temporary directory.
+    work = Path(tempfile.mkdtemp(prefix="npu-lava-"))
     work.chmod(0o777)
     started = time.monotonic()
     postgres_up()
@@ -274,13 +274,13 @@ def lava(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lava]:
         check=False,
     ).stdout
     lava_host = f"127.0.0.1:{free_port()}"
-    lab = Lava(work, f"http://{lava_host}/", "", f"npu-worker-{os.getpid()}", {})
+    lab = Lava(work, f"http://{lava_host}/", "", "npu-worker")
     if "admin" not in users.split():
         lab.manage("users", "add", "--superuser", "--staff", "--passwd", "admin", "admin")
     lab.token = lab.manage("tokens", "add", "--user", "admin").strip().splitlines()[-1]
     try:
-        lab.docker_env = docker_up(work)
-        suite_image(lab.docker_env)
+        docker_up(work)
+        suite_image()
         lab.spawn(
             "gunicorn",
             [
@@ -312,10 +312,15 @@ def lava(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lava]:
                 str(work / "scheduler.log"),
             ],
         )
-        worker_token = (
-            lab.manage("workers", "add", lab.worker).strip().splitlines()[-1].removeprefix("Token: ")
-        )
-        (work / "worker").mkdir()
+        if f"* {lab.worker} (" not in lab.manage("workers", "list", "-a"):
+            lab.manage("workers", "add", lab.worker)
+        details = lab.manage("workers", "details", lab.worker).splitlines()
+        worker_token = next(line.split(":", 1)[1].strip() for line in details if line.startswith("token"))
+        (work / "worker" / "tmp").mkdir(parents=True)  # lava-worker makes tmp/JOB, not tmp
+        for state in ("Submitted", "Scheduling", "Scheduled", "Running", "Canceling"):
+            listed = lab.manage("jobs", "list", "--state", state.upper())
+            for job_id in re.findall(r" - (\d+)@", listed):  # an earlier, interrupted run's jobs
+                lab.manage("jobs", "fail", job_id)
         lab.spawn(
             "worker",
             [
@@ -333,7 +338,6 @@ def lava(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lava]:
                 "--level",
                 "DEBUG",
             ],
-            env=system_env(**lab.docker_env),
         )
         shutil.copy(DEVICE_TYPES_DIR / f"{DEVICE_TYPE}.jinja2", LAVA_ETC / "device-types")
         if f"* {DEVICE_TYPE} (" not in lab.manage("device-types", "list"):  # installed ones only
@@ -351,6 +355,9 @@ def lava(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lava]:
         yield lab
     finally:
         lab.stop()
+        dockerd = work / "dockerd.pid"
+        if dockerd.exists():
+            subprocess.run(["kill", dockerd.read_text().strip()], check=False)
 
 
 @dataclass
