@@ -406,3 +406,42 @@ def test_an_exporter_that_left_is_one_sentence_and_comes_back(lab: Lab, tmp_path
         lab.wait_for_resources(2)
         lab.must("-p", "twin-a", "release")
     assert lab.restarts >= 1
+
+
+def test_an_exporter_that_vanishes_mid_run_does_not_stop_the_run(lab: Lab, tmp_path: Path) -> None:
+    """The suite reads the place's address at start, then talks SSH: the exporter going away
+    while the boards are examined changes nothing, and every board is reported."""
+    for name in lab.places:
+        lab.must("-p", name, "acquire")
+    try:
+        env_file = write_env(tmp_path / "fleet.yaml", {"main": "twin-a", "second": "twin-b"}, lab.identity)
+        work = tmp_path / "mid-run"
+        argv = [sys.executable, "-m", "pytest", "pytests", "-p", "no:cacheprovider", "-q"]
+        argv += ["--lg-env", str(env_file), "--lg-coordinator", lab.address, "--board", str(lab.profile)]
+        argv += ["--known-hosts", str(lab.known_hosts), "--junitxml", str(work / "junit.xml")]
+        argv += ["--artifacts", str(work / "artifacts")]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "LG_"))}
+        env.update(LG_USERNAME="ci", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+        suite = subprocess.Popen(
+            argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        # The suite's own configure makes --artifacts once the lab plugin has turned the places
+        # into targets: from then on the exporter is not needed.
+        deadline = time.monotonic() + 120
+        while not (work / "artifacts").exists():
+            assert suite.poll() is None and time.monotonic() < deadline, suite.communicate()
+            time.sleep(0.05)
+        lab.supervise = False
+        assert lab.exporter is not None
+        lab.exporter.terminate()
+        lab.exporter.wait(10)
+        out, err = suite.communicate(timeout=600)
+        assert suite.returncode == 0, out[-3000:] + err[-2000:]
+        summary = json.loads((work / "artifacts" / "summary.json").read_text())
+        assert {s["place"]["name"] for s in summary.values()} == {"twin-a", "twin-b"}
+        assert all(s["accepted"] for s in summary.values())
+    finally:
+        lab.supervise = True
+        lab.wait_for_resources(2)
+        for name in lab.places:
+            lab.must("-p", name, "release")

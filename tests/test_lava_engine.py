@@ -153,7 +153,7 @@ class Lava:
             if proc.poll() is None:
                 proc.terminate()
                 try:
-                    proc.wait(20)
+                    proc.wait(5)
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
