@@ -149,6 +149,7 @@ class Lava:
         return path.read_text(errors="replace") if path else "(no output.yaml)"
 
     def stop(self) -> None:
+        started = time.monotonic()
         for proc in reversed(self.procs):
             if proc.poll() is None:
                 proc.terminate()
@@ -157,6 +158,7 @@ class Lava:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+        (self.work / "stop-seconds").write_text(f"{time.monotonic() - started:.1f}\n")
 
 
 def postgres_up() -> None:
@@ -227,9 +229,11 @@ def stop_dockerd(work: Path) -> None:
     pid = int(pidfile.read_text().strip())
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 10
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)  # containerd's shims take their time; nothing is kept
     mounted = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
     for point in sorted((m for m in mounted if m.startswith(f"{work}/")), reverse=True):
         subprocess.run(["umount", "-l", point], capture_output=True, check=False)
