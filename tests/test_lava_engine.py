@@ -115,11 +115,18 @@ class Lava:
         path = self.work / name
         return path.read_text(errors="replace")[-4000:] if path.exists() else f"({name} missing)"
 
-    def add_device(self, hostname: str, dictionary: str, health: str = "GOOD") -> None:
+    def add_device_type(self, name: str) -> None:
+        shutil.copy(DEVICE_TYPES_DIR / f"{name}.jinja2", LAVA_ETC / "device-types")
+        if f"* {name} (" not in self.manage("device-types", "list"):  # installed ones only
+            self.manage("device-types", "add", name)
+
+    def add_device(
+        self, hostname: str, dictionary: str, health: str = "GOOD", device_type: str = DEVICE_TYPE
+    ) -> None:
         (LAVA_ETC / "devices" / f"{hostname}.jinja2").write_text(dictionary)
         existing = self.manage("devices", "list", "--all")
         if hostname not in existing.split():
-            self.manage("devices", "add", "--device-type", DEVICE_TYPE, "--worker", self.worker, hostname)
+            self.manage("devices", "add", "--device-type", device_type, "--worker", self.worker, hostname)
         self.manage("devices", "update", "--worker", self.worker, "--health", health, hostname)
 
     def wait_job(self, job_id: int, deadline_s: float = SUITE_SECONDS) -> dict:
@@ -361,12 +368,10 @@ def lava(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lava]:
                 "DEBUG",
             ],
         )
-        shutil.copy(DEVICE_TYPES_DIR / f"{DEVICE_TYPE}.jinja2", LAVA_ETC / "device-types")
+        lab.add_device_type(DEVICE_TYPE)
         # No health check until the test that wants one writes it (an earlier run's would name
         # twins that are gone, and take the devices out before the first job).
         (LAVA_ETC / "health-checks" / f"{DEVICE_TYPE}.yaml").unlink(missing_ok=True)
-        if f"* {DEVICE_TYPE} (" not in lab.manage("device-types", "list"):  # installed ones only
-            lab.manage("device-types", "add", DEVICE_TYPE)
         deadline = time.monotonic() + 120
         while True:
             try:
@@ -497,3 +502,41 @@ def test_an_unreachable_board_fails_its_health_check(lava: Lava, fleet: Fleet) -
     assert "LAVA_SIGNAL_TESTRAISE npu-accept-exit-3 board root@127.0.0.1:" in log, log[-4000:]
     for healthy in ("npu-twin-01", "npu-twin-02"):
         assert lava.rpc.scheduler.devices.show(healthy)["health"] == "Good"
+
+
+BOARD_VARIABLES = {
+    "image_url": "https://ci.example.com/images/npu-image.rootfs.wic.zst",
+    "boot_url": "https://ci.example.com/images/imx-boot-imx95-19x19-verdin-sd.bin-flash_a55",
+    "loader_url": "https://ci.example.com/images/rk3588_spl_loader_v1.05.108.bin",
+    "suite_image": "registry.example.com/meta-npu/suite:1",
+}
+
+
+def test_every_boards_device_type_and_job_are_taken_by_lava(lava: Lava) -> None:
+    """Each board's device type installed in lava-server and rendered by it for a device (kept in
+    Maintenance: no hardware here), and the board's job accepted at submission; the job of a
+    board whose type lava-server lacks is refused with LAVA's own sentence."""
+    boards = sorted(p.stem for p in DEVICE_TYPES_DIR.glob("*.jinja2") if p.stem != DEVICE_TYPE)
+    for board in boards:
+        lava.add_device_type(board)
+        hostname = f"{board}-01"
+        lava.add_device(
+            hostname,
+            f"{{% extends '{board}.jinja2' %}}\n"
+            "{% set static_info = [{'npu_target': 'root@192.0.2.10'}] %}\n"
+            "{% set flasher_device = '/dev/disk/by-id/usb-reader-0:0' %}\n",
+            health="MAINTENANCE",
+            device_type=board,
+        )
+        rendered = yaml.safe_load(lava.rpc.scheduler.devices.get_dictionary(hostname, True).data)
+        assert rendered["static_info"] == [{"npu_target": "root@192.0.2.10"}], rendered
+        spec = load_flash_spec(board)
+        job = render_job(spec, {**BOARD_VARIABLES, "device_type": board})
+        job_id = lava.rpc.scheduler.submit_job(job.text)
+        job_id = job_id[0] if isinstance(job_id, list) else job_id
+        assert lava.rpc.scheduler.jobs.show(job_id)["device_type"] == board
+        lava.rpc.scheduler.jobs.cancel(job_id)
+    spec = load_flash_spec("imx95-verdin")
+    missing = render_job(spec, {**BOARD_VARIABLES, "device_type": "imx95-verdin-unshipped"})
+    with pytest.raises(xmlrpc.client.Fault, match="Device type 'imx95-verdin-unshipped' is unavailable"):
+        lava.rpc.scheduler.submit_job(missing.text)
