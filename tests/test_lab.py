@@ -236,8 +236,9 @@ def test_lava_job_renders_and_passes_lavas_schema(board: str, tmp_path: Path) ->
     if spec.method == "rkdeveloptool":
         assert deploy["images"]["loader"]["url"] == VARIABLES["loader_url"]
     steps = actions[-1]["test"]["definitions"][0]["repository"]["run"]["steps"]
-    assert f"--target root@192.168.7.20 --board {board}" in steps[-1]
-    assert "--lava-signals" in steps[-1]
+    assert steps[1] == "npu_target=root@192.168.7.20"
+    assert f'--target "$npu_target" --board {board}' in steps[2]
+    assert "--lava-signals" in steps[2]
 
 
 def test_lava_schema_rejects_broken_jobs(tmp_path: Path) -> None:
@@ -255,8 +256,8 @@ def test_lava_values_are_quoted_and_missing_ones_named(tmp_path: Path) -> None:
     job = render_job(spec, tricky)
     assert job.data["device_type"] == "a: b\nc: [d"
     assert (
-        "--target 'root@10.0.0.1; rm -rf /'"
-        in job.data["actions"][-1]["test"]["definitions"][0]["repository"]["run"]["steps"][-1]
+        job.data["actions"][-1]["test"]["definitions"][0]["repository"]["run"]["steps"][1]
+        == "npu_target='root@10.0.0.1; rm -rf /'"
     )
     with pytest.raises(LabError, match="needs loader_url; pass --set loader_url="):
         render_job(spec, {k: v for k, v in VARIABLES.items() if k != "loader_url"})
@@ -300,3 +301,181 @@ def test_ci_pipeline_example_is_consistent_and_its_scripts_pass_shellcheck(tmp_p
             ["shellcheck", "-s", "bash", str(path)], capture_output=True, text=True, check=False
         )
         assert check.returncode == 0, check.stdout
+
+
+# ------------------------------------------------------------------ LAVA: the target from the device
+
+DEVICE_TYPES = REPO / "src" / "npu_accept" / "templates" / "lava" / "device-types"
+LAVA_DEVICE_TYPES = Path("/usr/share/lava-server/device-types")  # Debian lava-server
+
+VALIDATE_DEVICE = """
+import sys, jinja2, yaml
+from lava_common.schemas.device import validate
+ours, dictionary = sys.argv[1], sys.stdin.read()
+# lava-server renders a device dictionary this way (its dispatcher-config directory, then the
+# packaged device types), then checks the result with the device schema.
+env = jinja2.Environment(
+    loader=jinja2.FileSystemLoader([ours, sys.argv[2]]), trim_blocks=True, autoescape=False
+)
+try:
+    data = yaml.safe_load(env.from_string(dictionary).render())
+    validate(data)
+except Exception as exc:
+    print(f"INVALID {type(exc).__name__}: {exc}")
+    sys.exit(1)
+print("VALID")
+print(yaml.safe_dump(data))
+"""
+
+
+def lava_device(dictionary: str) -> subprocess.CompletedProcess[str]:
+    if not (LAVA_DEVICE_TYPES / "imx9-common.jinja2").is_file():
+        pytest.fail(
+            f"LAVA's device types are missing ({LAVA_DEVICE_TYPES}); apt-get install lava-server "
+            "(.ci/apt-packages.txt).",
+            pytrace=False,
+        )
+    return subprocess.run(
+        [lava_python(), "-c", VALIDATE_DEVICE, str(DEVICE_TYPES), str(LAVA_DEVICE_TYPES)],
+        input=dictionary,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_every_board_has_a_lava_device_type() -> None:
+    assert sorted(p.stem for p in DEVICE_TYPES.glob("*.jinja2")) == sorted([*BOARDS, "npu-twin"])
+    assert "{% extends 'imx9-common.jinja2' %}" in (DEVICE_TYPES / "imx95-verdin.jinja2").read_text()
+
+
+@pytest.mark.parametrize("device_type", sorted([*BOARDS, "npu-twin"]))
+def test_lava_device_type_renders_and_passes_lavas_device_schema(device_type: str) -> None:
+    dictionary = (
+        f"{{% extends '{device_type}.jinja2' %}}\n"
+        "{% set static_info = [{'npu_target': 'root@192.168.7.20'}] %}\n"
+        "{% set connection_command = 'telnet 127.0.0.1 7000' %}\n"
+        "{% set flasher_device = '/dev/disk/by-id/usb-reader-0:0' %}\n"
+    )
+    check = lava_device(dictionary)
+    assert check.returncode == 0 and check.stdout.startswith("VALID"), check.stdout + check.stderr
+    device = yaml.safe_load(check.stdout.split("\n", 1)[1])
+    assert device["static_info"] == [{"npu_target": "root@192.168.7.20"}]
+    spec_method = FLASH_SECTIONS.get(device_type, {}).get("method")
+    deploy, boot = device["actions"]["deploy"]["methods"], device["actions"]["boot"]["methods"]
+    assert "minimal" in boot
+    if spec_method == "uuu":
+        assert "uuu" in boot
+    elif spec_method:
+        commands = deploy["flasher"]["commands"]
+        assert len(commands) == 1 and commands[0].startswith(
+            f"npu-flash --board {device_type} --image {{IMAGE}}"
+        )
+        if spec_method == "rkdeveloptool":
+            assert "--loader {LOADER}" in commands[0]
+        else:
+            assert (
+                "--device /dev/disk/by-id/usb-reader-0:0 --force /dev/disk/by-id/usb-reader-0:0"
+                in commands[0]
+            )
+    else:  # npu-twin: a device already booted
+        assert device["commands"]["power_on"] == "/bin/true"
+        assert device["actions"]["test"]["methods"]["docker"]["options"] == ["--network=host"]
+
+
+def test_lavas_device_schema_rejects_a_broken_device_type(tmp_path: Path) -> None:
+    """The twin of the check above: the same schema refuses a dictionary whose type lost its body."""
+    check = lava_device("{% extends 'base.jinja2' %}\n{% block body %}actions: 7{% endblock body %}\n")
+    assert check.returncode == 1 and "INVALID" in check.stdout, check.stdout + check.stderr
+
+
+def steps_of(job) -> list[str]:
+    return job.data["actions"][-1]["test"]["definitions"][0]["repository"]["run"]["steps"]
+
+
+def test_lava_target_comes_from_the_device_and_the_shell_variant(tmp_path: Path) -> None:
+    spec = load_flash_spec(str(board_profile("imx95-verdin", tmp_path)))
+    from_device = {k: v for k, v in VARIABLES.items() if k != "target"}
+    job = render_job(spec, from_device)
+    assert lava_validate(job.text).returncode == 0
+    steps = steps_of(job)
+    assert steps[1] == 'npu_target="${LAVA_STATIC_INFO_0_npu_target:-}"'
+    assert "lava-test-raise" in steps[2] and "static_info" in steps[2]
+    shell = render_job(
+        spec,
+        {
+            "device_type": "npu-twin",
+            "suite_image": "meta-npu-suite",
+            "suite_image_local": "true",
+            "boot_minutes": "1",
+            "test_minutes": "5",
+        },
+        shell=True,
+    )
+    check = lava_validate(shell.text)
+    assert check.returncode == 0, check.stdout + check.stderr
+    actions = shell.data["actions"]
+    assert [next(iter(a)) for a in actions] == ["boot", "test"]
+    assert actions[0]["boot"] == {
+        "method": "minimal",
+        "timeout": {"minutes": 1},
+        "reset": False,
+        "parameters": {"kernel-start-message": ""},  # no wait for the kernel's banner
+        "prompts": ["root@"],
+    }
+    assert actions[1]["test"]["timeout"] == {"minutes": 5}
+    assert actions[1]["test"]["docker"] == {"image": "meta-npu-suite", "local": True}
+    assert "local" not in job.data["actions"][-1]["test"]["docker"]
+    with pytest.raises(LabError, match=r"--set boot_minutes=soon is not a number of minutes"):
+        render_job(spec, {**from_device, "boot_minutes": "soon"})
+    with pytest.raises(
+        LabError, match="needs device_type, suite_image; pass --set device_type=… --set suite_image=…"
+    ):
+        render_job(spec, {}, shell=True)
+
+
+FAKE_LAVA_TEST_RAISE = """#!/bin/sh
+echo "<LAVA_SIGNAL_TESTRAISE $*>"
+exit 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("static_info", "suite_exit", "raised"),
+    [
+        ("root@10.0.0.5:2222", 0, None),
+        ("root@10.0.0.5:2222", 1, None),  # a failed check is a test case's fail, not the job's
+        ("root@10.0.0.5:2222", 3, "npu-accept-exit-3 board root@10.0.0.5:2222 not examined"),
+        ("root@10.0.0.5:2222", 4, "npu-accept-exit-4 board root@10.0.0.5:2222 not examined"),
+        ("", 0, "npu-accept: the device dictionary of this device has no static_info npu_target"),
+    ],
+)
+def test_lava_steps_run_as_lava_runs_them(
+    static_info: str, suite_exit: int, raised: str | None, tmp_path: Path
+) -> None:
+    """The rendered steps in `bash -e` (lava-test-runner runs run.sh that way) with LAVA's
+    environment file's variable and a stand-in suite exiting 0/1/3/4."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "lava-test-raise").write_text(FAKE_LAVA_TEST_RAISE)
+    fake = bindir / "suite"
+    fake.write_text(f'#!/bin/sh\necho "suite $*"\nexit {suite_exit}\n')
+    for script in bindir.iterdir():
+        script.chmod(0o755)
+    spec = load_flash_spec(str(board_profile("rock-5b", tmp_path)))
+    job = render_job(
+        spec,
+        {"device_type": "npu-twin", "suite_image": "s", "checkout": str(tmp_path), "python": str(fake)},
+        shell=True,
+    )
+    script = tmp_path / "run.sh"
+    script.write_text("\n".join(steps_of(job)) + "\necho steps-done\n")
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "LAVA_STATIC_INFO_0_npu_target": static_info}
+    done = subprocess.run(["bash", "-e", str(script)], env=env, capture_output=True, text=True, check=False)
+    if raised is None:
+        assert done.returncode == 0 and "steps-done" in done.stdout, done.stdout + done.stderr
+        assert f"suite -m pytest pytests --target {static_info} --board rock-5b" in done.stdout
+    else:
+        assert done.returncode == 1 and "steps-done" not in done.stdout
+        assert f"<LAVA_SIGNAL_TESTRAISE {raised}" in done.stdout, done.stdout

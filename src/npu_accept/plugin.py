@@ -65,6 +65,7 @@ class SuiteState:
     lava: bool
     options: Options = field(default_factory=Options)
     outcomes: dict[str, BoardOutcome] = field(default_factory=dict)
+    places: dict[str, dict[str, Any]] = field(default_factory=dict)  # target -> labgrid place
 
 
 STATE = pytest.StashKey[SuiteState]()
@@ -199,6 +200,7 @@ def pytest_configure(config: pytest.Config) -> None:
             keep_tools=config.option.keep_tools,
             limits=Limits(outputs_bytes=config.option.output_limit << 20),
         ),
+        places=getattr(config.option, "lg_places", None) or {},  # set by npu_accept.lab.pytest_labgrid
     )
     if config.option.lava_signals:
         config.pluginmanager.register(_LavaSignals(config.stash[STATE]), "npu-accept-lava-signals")
@@ -341,7 +343,12 @@ def _examine(target: str, suite: SuiteState) -> BoardOutcome:
             facts.baseline = {"models": {}}
         results = run_all(facts, suite.profile, suite.options.checks)
         return BoardOutcome(
-            target=target, profile=suite.profile, facts=facts, results=results, root_cause=root_cause(results)
+            target=target,
+            profile=suite.profile,
+            facts=facts,
+            results=results,
+            root_cause=root_cause(results),
+            place=suite.places.get(target),
         )
     except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict
         return failed_outcome(target, suite, _unexpected(target, exc))
@@ -358,7 +365,7 @@ def failed_outcome(target: str, suite: SuiteState, sentence: str) -> BoardOutcom
     """A board every check of which fails with one sentence."""
     facts = BoardFacts(target=target, collect_error=sentence)
     results = run_all(facts, suite.profile, suite.options.checks)
-    return BoardOutcome(target, suite.profile, facts, results, root_cause(results))
+    return BoardOutcome(target, suite.profile, facts, results, root_cause(results), suite.places.get(target))
 
 
 @pytest.fixture(scope="session")

@@ -36,6 +36,7 @@ class BoardOutcome:
     facts: BoardFacts
     results: dict[str, CheckResult]
     root_cause: str | None
+    place: dict[str, Any] | None = None  # the labgrid place (name, tags) the board came from
 
     @property
     def all_passed(self) -> bool:
@@ -82,8 +83,16 @@ def board_properties(outcome: BoardOutcome) -> dict[str, str]:
         "delegate": str(delegate.get("path")) if delegate else "-",
         "tool_version": str(info.get("tool_version")),
     }
+    if outcome.place:
+        properties["place"] = place_text(outcome.place)
     shown = {key: visible(value, _PROPERTY_CHARS) for key, value in properties.items()}
     return {**shown, "manifest": visible(manifest_text, _MANIFEST_CHARS + 100)}
+
+
+def place_text(place: dict[str, Any]) -> str:
+    """`NAME (tag=value, …)`: a labgrid place as the reports show it beside the address."""
+    tags = ", ".join(f"{k}={v}" for k, v in sorted((place.get("tags") or {}).items()))
+    return f"{place.get('name')} ({tags})" if tags else str(place.get("name"))
 
 
 def shown_message(text: str | None) -> str:
@@ -262,6 +271,7 @@ def _context(outcomes: list[BoardOutcome]) -> dict[str, Any]:
         boards.append(
             {
                 "target": outcome.target,
+                "place": visible(place_text(outcome.place), _PROPERTY_CHARS) if outcome.place else None,
                 "profile": outcome.profile.name,
                 "accepted": outcome.accepted,
                 "root_cause": shown_message(outcome.root_cause) if outcome.root_cause else None,
@@ -323,6 +333,7 @@ def write_reports(outcomes: list[BoardOutcome], directory: Path) -> list[Path]:
         written.append(path)
     summary = {
         o.target: {
+            **({"place": o.place} if o.place else {}),
             "profile": o.profile.name,
             "accepted": o.accepted,
             "root_cause": shown_message(o.root_cause) if o.root_cause else None,

@@ -2,10 +2,14 @@
 """LAVA job definitions for a board, rendered from the package's templates/lava/*.yaml.j2 by its flash method.
 
     python3 -m npu_accept.lab.lava --board imx95-verdin --set image_url=… --set boot_url=… \
-        --set target=root@192.168.1.20 --set device_type=imx95-verdin --set suite_image=…
+        --set device_type=imx95-verdin --set suite_image=…
+    python3 -m npu_accept.lab.lava --board imx95-verdin --shell --set device_type=… --set suite_image=…
 
 The board profile's `flash.method` picks the template (uuu -> uuu.yaml.j2, rkdeveloptool and
-bmaptool -> flasher.yaml.j2). A missing variable is one sentence naming it.
+bmaptool -> flasher.yaml.j2); `--shell` (shell.yaml.j2) is for a device already booted: no
+deploy, no reset. The board's address comes from the device (its dictionary's static_info
+npu_target); `--set target=…` is optional. A missing variable is one sentence naming it.
+The device types LAVA needs for the boards are in templates/lava/device-types.
 """
 
 from __future__ import annotations
@@ -26,12 +30,21 @@ from npu_accept.lab.errors import LabError
 from npu_accept.paths import lava_templates_dir
 
 TEMPLATE_DIR = lava_templates_dir()
-TEMPLATES = {"uuu": "uuu.yaml.j2", "rkdeveloptool": "flasher.yaml.j2", "bmaptool": "flasher.yaml.j2"}
-REQUIRED = {
-    "uuu": ("image_url", "boot_url", "target", "device_type", "suite_image"),
-    "rkdeveloptool": ("image_url", "loader_url", "target", "device_type", "suite_image"),
-    "bmaptool": ("image_url", "target", "device_type", "suite_image"),
+DEVICE_TYPES_DIR = TEMPLATE_DIR / "device-types"
+SHELL = "shell"  # the variant for a device already booted
+TEMPLATES = {
+    "uuu": "uuu.yaml.j2",
+    "rkdeveloptool": "flasher.yaml.j2",
+    "bmaptool": "flasher.yaml.j2",
+    SHELL: "shell.yaml.j2",
 }
+REQUIRED = {
+    "uuu": ("image_url", "boot_url", "device_type", "suite_image"),
+    "rkdeveloptool": ("image_url", "loader_url", "device_type", "suite_image"),
+    "bmaptool": ("image_url", "device_type", "suite_image"),
+    SHELL: ("device_type", "suite_image"),
+}
+WAITS = ("job_minutes", "action_minutes", "deploy_minutes", "boot_minutes", "test_minutes")
 
 
 @dataclass(frozen=True)
@@ -58,24 +71,34 @@ def _environment(template_dir: Path) -> jinja2.Environment:
     return env
 
 
-def render_job(spec: FlashSpec, variables: dict[str, str], template_dir: Path = TEMPLATE_DIR) -> RenderedJob:
-    """Render the LAVA job of one board; raises LabError naming a missing variable."""
-    missing = [name for name in REQUIRED[spec.method] if not variables.get(name)]
+def render_job(
+    spec: FlashSpec, variables: dict[str, str], template_dir: Path = TEMPLATE_DIR, shell: bool = False
+) -> RenderedJob:
+    """Render the LAVA job of one board; raises LabError naming a missing variable.
+
+    `shell`: the variant for a device already booted (no deploy, no reset)."""
+    variant = SHELL if shell else spec.method
+    missing = [name for name in REQUIRED[variant] if not variables.get(name)]
     if missing:
         raise LabError(
             f"The LAVA job of {spec.board} needs {', '.join(missing)}; pass "
             + " ".join(f"--set {name}=…" for name in missing)
             + "."
         )
-    image_url = variables["image_url"]
+    for name in WAITS:
+        if name in variables and not (variables[name].isdigit() and int(variables[name]) > 0):
+            raise LabError(
+                f"--set {name}={variables[name]} is not a number of minutes; write e.g. --set {name}=5."
+            )
+    image_url = variables.get("image_url", "")
     context: dict[str, Any] = {
         "board": spec.board,
         "method": spec.method,
         "uuu_script": spec.uuu_script,
-        "image_name": image_url.rstrip("/").rsplit("/", 1)[-1],
+        "image_name": image_url.rstrip("/").rsplit("/", 1)[-1] if image_url else "(already booted)",
         **variables,
     }
-    template_name = TEMPLATES[spec.method]
+    template_name = TEMPLATES[variant]
     try:
         text = _environment(template_dir).get_template(template_name).render(context)
     except jinja2.TemplateNotFound as exc:
@@ -117,8 +140,13 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="template variable (image_url, boot_url, loader_url, target, device_type, "
-        "suite_image, identity, image_sha256, …)",
+        help="template variable (image_url, boot_url, loader_url, device_type, suite_image, "
+        "suite_image_local, target, identity, known_hosts, image_sha256, boot_minutes, …)",
+    )
+    parser.add_argument(
+        "--shell",
+        action="store_true",
+        help="a device already booted: no deploy, no reset, only the console's prompt and the suite",
     )
     parser.add_argument(
         "--profiles-dir",
@@ -130,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         spec = load_flash_spec(args.board, args.profiles_dir)
-        job = render_job(spec, _parse_set(args.set))
+        job = render_job(spec, _parse_set(args.set), shell=args.shell)
     except (LabError, FlashError) as exc:
         sys.stderr.write(f"lava: {exc}\n")
         return 1
