@@ -19,6 +19,7 @@ that goes wrong while examining a board becomes that board's `collect_error`, on
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -246,8 +247,10 @@ def _examine(link: BoardLink, profile: Profile, options: Options, facts: BoardFa
 
 
 def _write_timings(facts: BoardFacts, out_dir: Path) -> None:
+    """timings.json, if it can be written: on a full disk the verdicts matter more."""
     if out_dir.is_dir():
-        (out_dir / "timings.json").write_text(json.dumps(facts.timings, indent=2) + "\n")
+        with contextlib.suppress(OSError):
+            (out_dir / "timings.json").write_text(json.dumps(facts.timings, indent=2) + "\n")
 
 
 def _sentence(exc: BaseException) -> str:
