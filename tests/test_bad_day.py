@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: MIT
+"""A lab's bad day (issue 28): killed runs, full disks, boards nobody can reach. Every test is a
+case that broke before: the real suite in its own process, against board twins, a signal sent
+to that process, a 64 KiB tmpfs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from twins.boards_run import REPO, read_junit, run_suite
+
+from npu_accept.checks.base import CHECK_ORDER
+from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("bad-day")
+
+
+@pytest.fixture(scope="module")
+def profile(work: Path) -> Path:
+    return imx95_twin_profile(work / "profile", runs=3)
+
+
+@pytest.fixture(scope="module")
+def healthy(twin_factory, work: Path):
+    return twin_factory(imx95_spec(HEALTHY, imx95_assets(work / "assets")))
+
+
+def _refusing_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # bound, never listening: connections are refused
+
+
+def test_no_board_reachable_still_gives_a_junit_case_per_board_and_check(tmp_path, profile):
+    # Why: exit 3 with a JUnit file holding no test case, and paramiko's raw traceback printed.
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    targets = [f"root@127.0.0.1:{_refusing_port()}", f"root@127.0.0.1:{_refusing_port()}"]
+    run = run_suite(targets, profile, tmp_path / "run", None, known)
+    assert run.returncode == 3, run.describe()
+    assert {(c.target, c.check) for c in run.cases} == {(t, c) for t in targets for c in CHECK_ORDER}
+    assert all(c.status == "fail" and "Cannot reach" in c.message for c in run.cases), run.describe()
+    assert "Traceback" not in run.stdout + run.stderr, run.stderr
+    assert set(run.summary()) == set(targets)
+
+
+def _suite(twin, profile: Path, workdir: Path, extra: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "pytest", "pytests", "-p", "no:cacheprovider", "-q"]
+    argv += ["--target", twin.target, "--board", str(profile), "--identity", str(twin.identity)]
+    argv += ["--known-hosts", str(twin.known_hosts), "--junitxml", str(workdir / "junit.xml")]
+    argv += ["--artifacts", str(workdir / "artifacts"), *extra]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+def test_a_signal_mid_run_keeps_the_verdict_the_reports_and_the_board(healthy, profile, tmp_path, signum):
+    # Why: SIGTERM (what CI timeouts send) mid-run: exit -15, no report of any kind, temp dirs left
+    # on the board; SIGINT reported the board "was not examined" though it was examined to the end.
+    proc = _suite(healthy, profile, tmp_path)
+    board_dir = tmp_path / "artifacts" / healthy.target.replace("@", "_").replace(":", "_")
+    deadline = time.monotonic() + 120
+    while not (board_dir / "npu-info.json").exists():  # the board is being examined
+        assert proc.poll() is None and time.monotonic() < deadline, "the suite never examined the board"
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    stdout, stderr = (s.decode("utf-8", "replace") for s in proc.communicate(timeout=300))
+    assert proc.returncode == 2, (proc.returncode, stdout[-2000:], stderr[-2000:])
+    assert "Traceback" not in stderr, stderr
+    summary = json.loads((tmp_path / "artifacts" / "summary.json").read_text())
+    board = summary[healthy.target]
+    assert "was not examined" not in json.dumps(board) and board["accepted"] is True, board
+    cases = read_junit(tmp_path / "junit.xml")
+    assert sorted(c.check for c in cases) == sorted(CHECK_ORDER)
+    assert all(c.status != "fail" for c in cases), cases
+    assert (tmp_path / "artifacts" / "report.md").stat().st_size > 0
+    left = [p for p in healthy.board_path("/tmp").iterdir() if p.name.startswith("npu-accept.")]
+    assert not left, left
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode:
+        pytest.fail(f"mount tmpfs failed ({done.stderr.decode().strip()}); the tests run as root")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_artifacts_and_junit_on_a_full_disk_are_one_sentence(healthy, profile, tiny_disk):
+    # Why: --artifacts and --junitxml on a 64 KiB tmpfs ended in pytest's junitxml traceback, no
+    # report; report.md left at 0 bytes and every board "could not be judged: an unexpected OSError".
+    proc = _suite(healthy, profile, tiny_disk)
+    stdout, stderr = (s.decode("utf-8", "replace") for s in proc.communicate(timeout=300))
+    assert "Traceback" not in stdout + stderr and "INTERNALERROR" not in stdout + stderr, stderr
+    assert "unexpected OSError" not in stdout, stdout[-3000:]
+    assert (
+        f"the JUnit file {tiny_disk / 'junit.xml'} could not be written (No space left on device)" in stderr
+    )
+    assert proc.returncode in (0, 1), (proc.returncode, stdout[-2000:], stderr[-2000:])
+    for path in (tiny_disk / "artifacts").glob("*.*"):
+        assert path.stat().st_size > 0, path  # whole or absent
