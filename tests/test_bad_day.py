@@ -116,3 +116,128 @@ def test_artifacts_and_junit_on_a_full_disk_are_one_sentence(healthy, profile, t
     assert proc.returncode in (0, 1), (proc.returncode, stdout[-2000:], stderr[-2000:])
     for path in (tiny_disk / "artifacts").glob("*.*"):
         assert path.stat().st_size > 0, path  # whole or absent
+
+
+# ------------------------------------------------- what the suite changes on a board, it restores
+
+
+@pytest.fixture(scope="module")
+def rk3588(twin_factory, work: Path):
+    from twins.boards_rockchip import (
+        HEALTHY_RK3588,
+        MOBILENET_INPUT,
+        MOBILENET_OUTPUT,
+        rockchip_assets,
+        rockchip_spec,
+        twin_model,
+    )
+
+    model = twin_model([MOBILENET_INPUT], [MOBILENET_OUTPUT])
+    return twin_factory(rockchip_spec(HEALTHY_RK3588, rockchip_assets(work / "rk-assets"), model))
+
+
+GOVERNORS = {  # tests/twins/boards_rockchip.py: what the RK3588 twin's governors start as
+    "/sys/class/devfreq/fdab0000.npu/governor": "simple_ondemand",
+    "/sys/devices/system/cpu/cpufreq/policy0/scaling_governor": "schedutil",
+    "/sys/devices/system/cpu/cpufreq/policy4/scaling_governor": "schedutil",
+}
+
+
+def _governors(twin) -> dict[str, str]:
+    return {path: twin.board_path(path).read_text().strip() for path in GOVERNORS}
+
+
+def _connect(twin):
+    from npu_accept.transport import Connection
+
+    return Connection.open(twin.target, identity=twin.identity, known_hosts=twin.known_hosts)
+
+
+def test_a_second_run_waits_for_the_board_lock_then_names_the_holder(healthy):
+    from npu_accept.boardlock import BoardBusy, board_lock
+
+    first, second = _connect(healthy), _connect(healthy)
+    try:
+        with board_lock(first):
+            with pytest.raises(BoardBusy) as info:
+                with board_lock(second, wait_s=1.5):
+                    pass
+            assert "the board is being examined by another run (npu-accept on " in str(info.value)
+            assert f"(pid {os.getpid()})" in str(info.value)
+        with board_lock(second, wait_s=0):  # released: free again
+            pass
+        with board_lock(first):
+            first.close()  # a run that dies holding the lock: its session process goes
+            with board_lock(second, wait_s=5):  # … and its stale lock is taken over
+                pass
+    finally:
+        first.close()
+        second.close()
+
+
+def test_governors_left_pinned_by_a_killed_run_are_restored_by_the_next(rk3588):
+    # Why: a run killed while governors were pinned left them pinned, and the next run read the
+    # pinned values as "before" and "restored" them to performance.
+    from npu_accept.collectors.governors import SAVED_PATH, pinned
+
+    killed = _connect(rk3588)
+    # the run dies inside the pinned block: its restore cannot reach the board any more
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the lost link, raised by the restore
+        with pinned(killed, {}):
+            killed.close()
+            raise RuntimeError("killed")
+    assert set(_governors(rk3588).values()) == {"performance"}
+    assert rk3588.board_path(SAVED_PATH).is_file()
+    record: dict = {}
+    with _connect(rk3588) as following, pinned(following, record):
+        assert set(_governors(rk3588).values()) == {"performance"}
+    assert record["governors"] == GOVERNORS and record["recovered"] == sorted(GOVERNORS)
+    assert record["restored"] is True and _governors(rk3588) == GOVERNORS
+    assert not rk3588.board_path(SAVED_PATH).exists()
+
+
+def test_two_runs_on_one_board_leave_its_governors_as_they_were(rk3588, work, tmp_path):
+    # Why: two runs on the same RK3588 boards, the second 3 s after the first: both said the
+    # governors were "pinned to performance and restored after"; every board stayed at performance.
+    profile = Path(__file__).resolve().parents[1] / "src/npu_accept/profiles/rk3588-evb.yaml"
+    first = _suite(rk3588, profile, tmp_path / "first")
+    time.sleep(3)
+    second = _suite(rk3588, profile, tmp_path / "second")
+    for proc in (first, second):
+        out, err = (s.decode("utf-8", "replace") for s in proc.communicate(timeout=300))
+        assert "Traceback" not in out + err, err
+    assert _governors(rk3588) == GOVERNORS
+    for name in ("first", "second"):
+        summary = json.loads((tmp_path / name / "artifacts" / "summary.json").read_text())
+        assert summary[rk3588.target]["checks"]["performance"]["status"] != "fail", summary
+
+
+def test_a_daemon_no_supervisor_restarts_is_started_again(twin_factory, work):
+    # Why: check 3 kills rknn_server to test its supervisor; where there is none, the verdict was
+    # right and the board was left without its daemon.
+    from twins.boards_rockchip import (
+        MOBILENET_INPUT,
+        MOBILENET_OUTPUT,
+        RockchipBoard,
+        rockchip_assets,
+        rockchip_spec,
+        twin_model,
+    )
+
+    from npu_accept.daemon_restart import collect_daemon_restart, daemon_pids
+    from npu_accept.facts import BoardFacts
+    from npu_accept.profile import load_profile
+
+    board = RockchipBoard(name="rk3588-unsupervised", server_supervised=False)
+    model = twin_model([MOBILENET_INPUT], [MOBILENET_OUTPUT])
+    twin = twin_factory(rockchip_spec(board, rockchip_assets(work / "rk-assets"), model))
+    profile = load_profile("rk3588-evb")
+    artifacts = work / "unsupervised"
+    artifacts.mkdir()
+    with _connect(twin) as link:
+        before = daemon_pids(link, "rknn_server")
+        record = collect_daemon_restart(link, "/tmp", BoardFacts("t", info={}), profile, artifacts)
+        record = record["daemon_restart"]
+        assert before and record["restarted"] is False and record["restarted_by_suite"] is True, record
+        after = daemon_pids(link, "rknn_server")
+        assert after and set(after).isdisjoint(before)

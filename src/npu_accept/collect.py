@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from npu_accept import npyio
+from npu_accept.boardlock import board_lock
 from npu_accept.checks.registry import collectors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
 from npu_accept.memo import shared
@@ -212,7 +213,8 @@ def collect_over(
     out_dir = artifacts / board_dir_name(target)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        _examine(link, profile, options, facts, out_dir)
+        with board_lock(link):  # one examination of a board at a time (npu_accept.boardlock)
+            _examine(link, profile, options, facts, out_dir)
     except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict, never the run's
         facts.collect_error = f"Board {target} could not be examined: {_sentence(exc)}"
     if write_timings:

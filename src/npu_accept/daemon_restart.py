@@ -6,6 +6,9 @@ time is up.
 meta-npu installs rknn_server with a systemd unit (Restart=on-failure) and a sysvinit script, so
 on a good image a killed rknn_server comes back within a second. The PIDs are read from
 /proc/<pid>/comm with plain POSIX sh (no pidof needed on the image); zombies do not count.
+
+Where no supervisor restarts it, the verdict says so and the suite starts the daemon again itself
+(the profile's `daemon.path`, in a session of its own), so the board is not left without it.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class RestartProbe:
     waited_s: float = 0.0
     timeout_s: float = DEFAULT_TIMEOUT_S
     error: str | None = None  # the probe could not run (daemon not running, kill refused)
+    restarted_by_suite: bool | None = None  # no supervisor did: the suite started it again
+    suite_pids: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,6 +97,29 @@ def probe_restart(
         time.sleep(poll_s)
 
 
+def start_daemon(link: _Link, probe: RestartProbe, path: str | None) -> None:
+    """Start the daemon the probe killed and no supervisor restarted (`path` in its own session,
+    stdio on /dev/null, so it outlives the SSH channel); record whether it runs again."""
+    if probe.restarted or probe.error or not probe.old_pids:
+        return
+    probe.restarted_by_suite = False
+    if not path:
+        return
+    quoted = shlex.quote(path)
+    script = (
+        f"cd / && if command -v setsid >/dev/null; then setsid {quoted} </dev/null >/dev/null 2>&1 & "
+        f"else nohup {quoted} </dev/null >/dev/null 2>&1 & fi; true"
+    )
+    link.run(script, timeout=COMMAND_TIMEOUT_S)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        probe.suite_pids = daemon_pids(link, probe.name)
+        if probe.suite_pids:
+            probe.restarted_by_suite = True
+            return
+        time.sleep(POLL_INTERVAL_S)
+
+
 def restart_settings(profile: Any) -> tuple[bool, str, float]:
     """(probe wanted, daemon name, restart timeout) from the profile's `daemon` section."""
     daemon = profile.daemon or {}
@@ -108,7 +136,9 @@ def collect_daemon_restart(
     if not wanted or facts.info is None:
         return {}
     try:
-        record = probe_restart(connection, name, timeout).as_dict()
+        probe = probe_restart(connection, name, timeout)
+        start_daemon(connection, probe, (profile.daemon or {}).get("path"))
+        record = probe.as_dict()
     except CommandTimeout as exc:
         record = RestartProbe(
             name, False, timeout_s=timeout, error=f"a probe command timed out ({exc})"
