@@ -5,12 +5,14 @@ to that process, a 64 KiB tmpfs."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -241,3 +243,88 @@ def test_a_daemon_no_supervisor_restarts_is_started_again(twin_factory, work):
         assert before and record["restarted"] is False and record["restarted_by_suite"] is True, record
         after = daemon_pids(link, "rknn_server")
         assert after and set(after).isdisjoint(before)
+
+
+# ------------------------------------------------------------------ sentences naming the real cause
+
+
+def _banner_then_close() -> tuple[int, threading.Thread]:
+    """A server that speaks an SSH banner, reads the client's key exchange and hangs up."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def serve() -> None:
+        with server:
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n")
+                conn.settimeout(5)
+                with contextlib.suppress(OSError):
+                    conn.recv(4096)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return server.getsockname()[1], thread
+
+
+def test_a_close_during_the_handshake_is_said_so_and_paramiko_prints_nothing(tmp_path, capfd):
+    # Why: "Cannot reach … check that the board is up" (it was up and spoke SSH), and paramiko's
+    # raw traceback printed on the terminal.
+    from npu_accept.transport import Connection, TransportError
+
+    port, thread = _banner_then_close()
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    with pytest.raises(TransportError) as info:
+        Connection.open(f"root@127.0.0.1:{port}", known_hosts=known, accept_new_host_key=True)
+    thread.join(10)
+    assert "closed the connection during the SSH handshake" in str(info.value), info.value
+    assert "Cannot reach" not in str(info.value)
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "paramiko" not in err, err
+
+
+# ------------------------------------------------------------------- host tools on odd inputs
+
+
+def _npy(path: Path) -> Path:
+    import numpy as np
+
+    np.save(path, np.linspace(-1, 1, 1000, dtype=np.float32))
+    return path
+
+
+def _compare_in_time(argv: list[str], seconds: float = 10) -> int:
+    from npu_accept.compare_cli import main
+
+    result: list[int] = []
+    thread = threading.Thread(target=lambda: result.append(main(argv)), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert result, f"npu-compare {' '.join(argv)} still runs after {seconds} s"
+    return result[0]
+
+
+def test_npu_compare_never_blocks_on_a_fifo_without_writer(tmp_path, capsys):
+    # Why: npu-compare hung forever on a FIFO with no writer.
+    fifo = tmp_path / "out.npy"
+    os.mkfifo(fifo)
+    assert _compare_in_time([str(_npy(tmp_path / "ref.npy")), str(fifo)]) == 2
+    assert "is a pipe that sent nothing" in capsys.readouterr().err
+
+
+def test_npu_compare_reads_a_pipe_fully(tmp_path, capsys):
+    # Why: a valid .npy from a pipe was misread ("holds -128 bytes").
+    ref = _npy(tmp_path / "ref.npy")
+    fifo = tmp_path / "out.npy"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with fifo.open("wb") as stream:
+            stream.write(ref.read_bytes())
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    assert _compare_in_time([str(ref), str(fifo)]) == 0, capsys.readouterr().err
+    assert "MATCH" in capsys.readouterr().out

@@ -343,11 +343,17 @@ def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Op
         facts.info = validated(result.stdout, "npu-info", "npu-info")
     except BoardDataError as exc:
         tail = result.stderr.decode(errors="replace").strip().splitlines()
+        full = next((line for line in tail if "No space left on device" in line), None)
         facts.info_error = (
             f"{str(exc).rstrip('.')} (exit status {result.exit_code}"
             + (f", last line on stderr: {visible(tail[-1])}" if tail else "")
             + "); check that python3 runs on the board"
         )
+        if full is not None:  # the tools could not even be unpacked
+            facts.info_error = (
+                f"the board's /tmp is full (No space left on device: {visible(full)}); the suite "
+                "could not unpack its tools there: free space in the board's /tmp (df /tmp)"
+            )
         raise BoardDataError(facts.info_error) from None
     return remote
 

@@ -1250,6 +1250,11 @@ def _connect_error(s: _Settings, e: Exception, elapsed: float) -> TransportError
         return HostUnreachable(
             f"{t} did not talk SSH ({visible(e)}); check that the port is the board's sshd."
         )
+    if isinstance(e, (EOFError, ConnectionResetError, BrokenPipeError)):  # it answered, then hung up
+        return HostUnreachable(
+            f"{t} closed the connection during the SSH handshake ({visible(str(e) or type(e).__name__)}); "
+            "the board is up: check its sshd log (MaxStartups, a refused address, a broken host key)."
+        )
     if isinstance(e, (OSError, EOFError)):
         reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
         if isinstance(e, paramiko.ssh_exception.NoValidConnectionsError):
