@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """One examination of a board at a time: a lock on the board itself.
 
-The lock is a symbolic link, `/tmp/npu-accept.lock`, whose target text is the holder: the PID of
+The lock is a symbolic link, `/tmp/.npu-accept-lock`, whose target text is the holder: the PID of
 the sshd session process of the connection that took it (`$PPID` of a command's shell: it lives
 as long as the connection, as for the temp dirs of npu_accept.transport) and who holds it
 (host, process, time). `ln -s` creates it atomically or fails. A lock whose session process is
@@ -22,7 +22,7 @@ from typing import Any
 
 from npu_accept.transport import TransportError, visible
 
-LOCK_PATH = "/tmp/npu-accept.lock"
+LOCK_PATH = "/tmp/.npu-accept-lock"  # not "npu-accept.*": the temp dirs' names
 WAIT_S = 60.0
 POLL_S = 1.0
 COMMAND_TIMEOUT_S = 30.0

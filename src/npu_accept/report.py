@@ -92,14 +92,13 @@ def shown_message(text: str | None) -> str:
     return visible(text or "", _MESSAGE_CHARS)
 
 
-_MARKDOWN = str.maketrans(
-    {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "[": "\\[", "]": "\\]", "!": "\\!"}
-)
+_MARKDOWN = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "[": "\\["})
 
 
 def markdown_text(text: object) -> str:
     """Text for a report.md table cell or line: no raw HTML, no table breaks, no live link or
-    remote image (`[`, `]` and `!` escaped: a board's `[click](http://…)` stays text)."""
+    remote image: `[` is escaped, and without it `](…)`, `![` and reference definitions are
+    plain text (a board's `[click](http://…)` and `![](http://…)` stay text)."""
     return str(text).translate(_MARKDOWN)
 
 
