@@ -328,3 +328,33 @@ def test_npu_compare_reads_a_pipe_fully(tmp_path, capsys):
     writer.start()
     assert _compare_in_time([str(ref), str(fifo)]) == 0, capsys.readouterr().err
     assert "MATCH" in capsys.readouterr().out
+
+
+def test_a_full_board_tmp_is_named(twin_factory, work, profile, tmp_path):
+    # Why: a board whose /tmp is 64 KiB got "npu-info printed nothing … tar: Exiting with failure
+    # status …; check that python3 runs on the board": the "No space left" line hidden, the fix wrong.
+    twin = twin_factory(imx95_spec(HEALTHY, imx95_assets(work / "assets")))
+    init = twin._init_pid()
+    inside = str(twin.directory / "mnt" / "root" / "tmp")
+    done = subprocess.run(
+        ["nsenter", "-t", str(init), "-m", "mount", "-o", "remount,size=64k", inside], capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    run = run_suite([twin.target], profile, tmp_path / "run", twin.identity, twin.known_hosts)
+    assert run.returncode == 1, run.describe()
+    cause = run.summary()[twin.target]["root_cause"]
+    assert cause and "the board's /tmp is full (No space left on device" in cause, cause
+    assert "check that python3 runs" not in cause
+
+
+def test_two_keep_tools_runs_leave_no_stray_part_file(healthy, profile, tmp_path):
+    # Why: two runs with --keep-tools left a stray .part file inside the kept tools directory.
+    runs = [_suite(healthy, profile, tmp_path / name, ("--keep-tools",)) for name in ("a", "b")]
+    for proc in runs:
+        proc.communicate(timeout=300)
+        assert proc.returncode in (0, 1), proc.returncode
+    kept = [p for p in healthy.board_path("/tmp").iterdir() if p.name.startswith("npu-accept-tools-")]
+    assert kept, "no kept tools directory"
+    for directory in kept:
+        assert not [p for p in directory.rglob("*") if ".part" in p.name], list(directory.iterdir())
+    assert not [p for p in healthy.board_path("/tmp").iterdir() if ".part" in p.name]
