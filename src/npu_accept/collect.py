@@ -19,7 +19,6 @@ that goes wrong while examining a board becomes that board's `collect_error`, on
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
@@ -36,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from npu_accept import npyio
+from npu_accept.artifacts import keep
 from npu_accept.boardlock import board_lock
 from npu_accept.checks.registry import collectors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
@@ -251,8 +251,7 @@ def _examine(link: BoardLink, profile: Profile, options: Options, facts: BoardFa
 def _write_timings(facts: BoardFacts, out_dir: Path) -> None:
     """timings.json, if it can be written: on a full disk the verdicts matter more."""
     if out_dir.is_dir():
-        with contextlib.suppress(OSError):
-            (out_dir / "timings.json").write_text(json.dumps(facts.timings, indent=2) + "\n")
+        keep(out_dir / "timings.json", json.dumps(facts.timings, indent=2) + "\n")
 
 
 def _sentence(exc: BaseException) -> str:
@@ -337,8 +336,8 @@ def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Op
     else:
         script = f'tar -xof - -C "$NPU_ACCEPT_TMP" && {info}'
         remote, result = _in_new_temp_dir(link, script, options.limits, archive.data)
-    (out_dir / "npu-info.json").write_bytes(result.stdout)
-    (out_dir / "npu-info.stderr.txt").write_bytes(result.stderr)
+    keep(out_dir / "npu-info.json", result.stdout)
+    keep(out_dir / "npu-info.stderr.txt", result.stderr, bulky=True)
     try:
         facts.info = validated(result.stdout, "npu-info", "npu-info")
     except BoardDataError as exc:
@@ -378,7 +377,7 @@ def _collect_model(
             local = model_dir / f"in{number}.npy"
             data = io.BytesIO()
             np.save(data, array, allow_pickle=False)
-            local.write_bytes(data.getvalue())
+            keep(local, data.getvalue(), bulky=True)
             member = tarfile.TarInfo(local.name)
             member.size, member.mode, member.mtime = len(data.getvalue()), 0o644, int(time.time())
             data.seek(0)
@@ -456,8 +455,8 @@ class _ToolRun:
             # A hung NPU job is a verdict on this run, not on the board's reachability.
             return self._failed(f"{what} did not finish within {RUN_TIMEOUT_S:.0f} s (the NPU job hangs)")
         stderr = result.stderr.decode(errors="replace")
-        (self.local_out / "npu-run.json").write_bytes(result.stdout)
-        (self.local_out / "npu-run.stderr.txt").write_text(stderr)
+        keep(self.local_out / "npu-run.json", result.stdout)
+        keep(self.local_out / "npu-run.stderr.txt", stderr, bulky=True)
         run = RunFacts(self.backend, self.model, result.exit_code, None, stderr=stderr)
         try:
             run.report = validated(result.stdout, "npu-run", what)
@@ -567,7 +566,7 @@ def _unpack(
     ``received``, if given); the rest is ignored."""
     members = _tar_members(stream, limits, wanted.__contains__)
     for name, data in members.items():
-        wanted[name].write_bytes(data)
+        keep(wanted[name], data, bulky=True)  # evidence: a full disk drops it, never the verdict
         if received is not None:
             received[name] = data
     return set(members)

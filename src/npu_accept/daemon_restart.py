@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from npu_accept.artifacts import keep
 from npu_accept.transport import CommandTimeout
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -143,5 +144,5 @@ def collect_daemon_restart(
         record = RestartProbe(
             name, False, timeout_s=timeout, error=f"a probe command timed out ({exc})"
         ).as_dict()
-    (artifacts / "daemon-restart.json").write_text(json.dumps(record, indent=2) + "\n")
+    keep(artifacts / "daemon-restart.json", json.dumps(record, indent=2) + "\n")
     return {FACT_KEY: record}

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from npu_accept.artifacts import keep
 from npu_accept.collectors.board import run_bounded, upload_inputs
 from npu_accept.transport import CommandTimeout, TransportError
 
@@ -131,7 +132,7 @@ def collect_pinned_performance(
                 record["models"][spec.name] = _timed_run(connection, remote_dir, spec, profile)
     except (CommandTimeout, TransportError) as exc:
         record["error"] = str(exc)
-    (artifacts / "pinned-performance.json").write_text(json.dumps(record, indent=1) + "\n")
+    keep(artifacts / "pinned-performance.json", json.dumps(record, indent=1) + "\n")
     return {FACT_KEY: record}
 
 
