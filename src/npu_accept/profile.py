@@ -156,6 +156,20 @@ class MemorySpec(Section):
 
 
 @dataclass(frozen=True)
+class FlashSection(Section):
+    """npu-flash's `flash:` section as the schema closes it; npu_accept.flash.spec turns it into a
+    FlashSpec (defaults, the method's required keys)."""
+
+    method: str
+    uuu_script: str | None = None
+    boot_container: str | None = None
+    ele_container: str | None = None
+    soc_revisions: dict[str, str] | None = None
+    loader: str | None = None
+    sector: int | None = None
+
+
+@dataclass(frozen=True)
 class KernelLogSpec(Section):
     allow: tuple[str, ...] = ()  # check 8: regular expressions of kernel lines that are no fault
 
@@ -183,8 +197,7 @@ class Profile:
     runtime: RuntimeSpec | None = None
     daemon: DaemonSpec | None = None
     memory: MemorySpec | None = None
-    # npu-flash's section, closed by the schema; npu_accept.flash.spec types it (FlashSpec)
-    flash: dict[str, Any] | None = None
+    flash: FlashSection | None = None
     description: str = ""
     kernel_log: KernelLogSpec | None = None
     determinism: DeterminismSpec | None = None
@@ -497,7 +510,7 @@ def _build(data: dict[str, Any], path: Path) -> Profile:
         runtime=_section(RuntimeSpec, data.get("runtime")),
         daemon=_section(DaemonSpec, data.get("daemon")),
         memory=_section(MemorySpec, data.get("memory")),
-        flash=data.get("flash"),
+        flash=_section(FlashSection, data.get("flash")),
         kernel_log=_section(KernelLogSpec, data.get("kernel_log")),
         determinism=_section(DeterminismSpec, data.get("determinism")),
         pairing=_section(PairingSpec, data.get("pairing")),
