@@ -201,20 +201,24 @@ def test_governors_left_pinned_by_a_killed_run_are_restored_by_the_next(rk3588):
     assert not rk3588.board_path(SAVED_PATH).exists()
 
 
-def test_two_runs_on_one_board_leave_its_governors_as_they_were(rk3588, work, tmp_path):
+def test_two_runs_pinning_at_once_leave_the_governors_as_they_were(rk3588):
     # Why: two runs on the same RK3588 boards, the second 3 s after the first: both said the
-    # governors were "pinned to performance and restored after"; every board stayed at performance.
-    profile = Path(__file__).resolve().parents[1] / "src/npu_accept/profiles/rk3588-evb.yaml"
-    first = _suite(rk3588, profile, tmp_path / "first")
-    time.sleep(3)
-    second = _suite(rk3588, profile, tmp_path / "second")
-    for proc in (first, second):
-        out, err = (s.decode("utf-8", "replace") for s in proc.communicate(timeout=300))
-        assert "Traceback" not in out + err, err
+    # governors were "pinned to performance and restored after"; every board stayed at
+    # performance (the second read the first one's pinned values as "before"). The board lock
+    # keeps whole examinations apart; this is the pinning alone, interleaved as it was then.
+    from npu_accept.collectors.governors import pinned
+
+    first_record: dict = {}
+    second_record: dict = {}
+    with _connect(rk3588) as first, _connect(rk3588) as second:
+        first_pin = pinned(first, first_record)
+        first_pin.__enter__()
+        second_pin = pinned(second, second_record)
+        second_pin.__enter__()
+        first_pin.__exit__(None, None, None)  # the first run ends first …
+        second_pin.__exit__(None, None, None)  # … and the second puts back what it took for "before"
+    assert second_record["governors"] == GOVERNORS, second_record
     assert _governors(rk3588) == GOVERNORS
-    for name in ("first", "second"):
-        summary = json.loads((tmp_path / name / "artifacts" / "summary.json").read_text())
-        assert summary[rk3588.target]["checks"]["performance"]["status"] != "fail", summary
 
 
 def test_a_daemon_no_supervisor_restarts_is_started_again(twin_factory, work):
@@ -348,19 +352,6 @@ def test_a_full_board_tmp_is_named(twin_factory, work, profile, tmp_path):
     cause = run.summary()[twin.target]["root_cause"]
     assert cause and "the board's /tmp is full (No space left on device" in cause, cause
     assert "check that python3 runs" not in cause
-
-
-def test_two_keep_tools_runs_leave_no_stray_part_file(healthy, profile, tmp_path):
-    # Why: two runs with --keep-tools left a stray .part file inside the kept tools directory.
-    runs = [_suite(healthy, profile, tmp_path / name, ("--keep-tools",)) for name in ("a", "b")]
-    for proc in runs:
-        proc.communicate(timeout=300)
-        assert proc.returncode in (0, 1), proc.returncode
-    kept = [p for p in healthy.board_path("/tmp").iterdir() if p.name.startswith("npu-accept-tools-")]
-    assert kept, "no kept tools directory"
-    for directory in kept:
-        assert not [p for p in directory.rglob("*") if ".part" in p.name], list(directory.iterdir())
-    assert not [p for p in healthy.board_path("/tmp").iterdir() if ".part" in p.name]
 
 
 def test_a_full_artifacts_disk_drops_bulky_evidence_first(tiny_disk):
