@@ -43,6 +43,7 @@ def stop_on_signals() -> Callable[[], None]:
         )
         raise KeyboardInterrupt(name)
 
+    previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)  # finish_first replaces it at the end
     for number in SIGNALS:
         previous[number] = signal.signal(number, interrupt)
 
@@ -51,6 +52,22 @@ def stop_on_signals() -> Callable[[], None]:
             signal.signal(number, handler)
 
     return restore
+
+
+def finish_first() -> None:
+    """From here on (the reports being written) a termination signal is said and then ignored:
+    the session is ending anyway, and a half-written set of reports helps nobody."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def noted(number: int, frame: FrameType | None) -> None:
+        name = signal.Signals(number).name
+        sys.stderr.write(
+            f"\nnpu-accept: {name} received while the reports are written; finishing them first.\n"
+        )
+
+    for number in (signal.SIGINT, *SIGNALS):
+        signal.signal(number, noted)
 
 
 def check_of(item: pytest.Item) -> str | None:

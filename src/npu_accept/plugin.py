@@ -36,7 +36,7 @@ from npu_accept.checks.base import CHECK_TITLES, FAIL, SKIP, CheckResult
 from npu_accept.checks.registry import run_all
 from npu_accept.checks.summary import root_cause
 from npu_accept.collect import Access, Limits, Options, collect_board
-from npu_accept.completion import Completer, stop_on_signals
+from npu_accept.completion import Completer, finish_first, stop_on_signals
 from npu_accept.facts import BoardFacts
 from npu_accept.paths import DataMissing, profile_dirs, target_tools
 from npu_accept.profile import Profile, ProfileError, load_profile, profile_names
@@ -444,6 +444,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)
     if state is None or session.config.option.collectonly:
         return
+    finish_first()
     try:
         for target in state.targets:
             if target not in state.outcomes:
