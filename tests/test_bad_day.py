@@ -363,3 +363,16 @@ def test_a_full_artifacts_disk_drops_bulky_evidence_first(tiny_disk):
     assert keep(tiny_disk / "out0.npy", b"x" * 1024, bulky=True) is False  # under the reserve: dropped
     assert keep(tiny_disk / "big.json", b"x" * (128 << 10)) is False  # the disk is full: no raise
     assert not (tiny_disk / "big.json").exists() and not (tiny_disk / "out0.npy").exists()
+
+
+def test_a_yaml_bomb_profile_is_exit_4_at_once(tmp_path):
+    # Why: a billion-laughs profile ended in INTERNALERROR MemoryError after 40 s at 1.3 GB, exit 3
+    # (which means "no board reachable").
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"{chr(98 + n)}: &{chr(98 + n)} [{', '.join(['*' + chr(97 + n)] * 9)}]" for n in range(9)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\n")
+    run = run_suite([f"root@127.0.0.1:{_refusing_port()}"], bomb, tmp_path / "run", None, None, timeout=60)
+    assert run.returncode == 4, run.describe()
+    assert f"Board profile {bomb} uses a YAML alias at line 2" in run.stdout + run.stderr
+    assert run.seconds < 30 and run.max_rss_kib < 400_000, (run.seconds, run.max_rss_kib)
