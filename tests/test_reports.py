@@ -239,7 +239,9 @@ def test_one_failing_writer_costs_no_other_report(tmp_path, monkeypatch):
     with pytest.raises(report.ReportsNotWritten) as info:
         write_reports([_outcome()], tmp_path, baseline=True)
     message = str(info.value)
-    assert message.startswith(f"the reports in {tmp_path} could not all be written: not written report.html")
+    assert message.startswith(
+        f"the reports could not be written to {tmp_path} in full: not written report.html"
+    )
     assert "written: report.md, summary.json, baseline.json" in message and "\n" not in message
     assert (tmp_path / "report.md").stat().st_size > 0 and (tmp_path / "summary.json").is_file()
     assert not (tmp_path / "report.html").exists()  # the earlier run's copy is not left as this run's

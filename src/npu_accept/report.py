@@ -402,4 +402,6 @@ def _not_written(directory: Path, written: list[Path], failed: list[tuple[str, B
         if full
         else "check that directory"
     )
-    return f"the reports in {directory} could not all be written: not written {why}; written: {kept}; {fix}"
+    return (
+        f"the reports could not be written to {directory} in full: not written {why}; written: {kept}; {fix}"
+    )
