@@ -325,3 +325,13 @@ def test_sections_are_typed_and_read_as_mappings():
         "restart_check": True,
         "restart_timeout_s": 10,
     }
+
+
+def test_a_family_without_npu_memory_takes_an_empty_or_null_memory(tmp_path):
+    data = _shipped("rock-5b")
+    data["memory"] = {}
+    assert load_profile(str(_write(tmp_path, data)), PROFILES).memory is not None
+    data["memory"] = {"sram_bytes": 1}
+    assert "key 'memory.sram_bytes' is invalid (not a key of family rocket); write 'memory: null'" in _error(
+        tmp_path, data
+    )

@@ -402,7 +402,7 @@ def _check_family(data: dict[str, Any], path: Path) -> None:
                     f"Board profile {path}: key 'memory.{key}' is invalid (not a key of family {name}); "
                     f"{hint}."
                 )
-        if wanted not in memory:
+        if wanted is not None and wanted not in memory:
             raise ProfileError(
                 f"Board profile {path}: key 'memory.{wanted}' is missing; the memory check of a {name} "
                 "board judges it — give it, or write 'memory: null' to say the check does not apply."
