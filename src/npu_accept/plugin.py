@@ -445,26 +445,31 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state is None or session.config.option.collectonly:
         return
     finish_first()
+    for target in state.targets:
+        if target not in state.outcomes:
+            state.outcomes[target] = failed_outcome(
+                target,
+                state,
+                f"Board {target} was not examined: the session ended first (interrupted, or no "
+                "test of the suite was selected).",
+            )
     try:
-        for target in state.targets:
-            if target not in state.outcomes:
-                state.outcomes[target] = failed_outcome(
-                    target,
-                    state,
-                    f"Board {target} was not examined: the session ended first (interrupted, or no "
-                    "test of the suite was selected).",
-                )
-        outcomes = [state.outcomes[t] for t in state.targets]
-        completer = session.config.pluginmanager.get_plugin("npu-accept-completer")
-        if isinstance(completer, Completer):
-            completer.complete(session, state.outcomes)
-        write_reports(outcomes, state.artifacts, baseline=True)
+        write_reports([state.outcomes[t] for t in state.targets], state.artifacts, baseline=True)
     except ReportsNotWritten as exc:
         sys.stderr.write(f"npu-accept: {exc}; the verdicts above stand.\n")
     except Exception as exc:  # noqa: BLE001 - a report problem must not hide the verdicts
         sys.stderr.write(
             f"npu-accept: the reports could not be written to {state.artifacts} "
             f"({type(exc).__name__}: {visible(exc)}); the verdicts above stand.\n"
+        )
+    completer = session.config.pluginmanager.get_plugin("npu-accept-completer")
+    try:
+        if isinstance(completer, Completer):
+            completer.complete(session, state.outcomes)
+    except Exception as exc:  # noqa: BLE001 - the JUnit file is still written with what ran
+        sys.stderr.write(
+            f"npu-accept: the tests that did not run could not be reported from their verdicts "
+            f"({type(exc).__name__}: {visible(exc)}); the JUnit file holds the tests that ran.\n"
         )
 
 
@@ -476,8 +481,9 @@ def pytest_sessionfinish_junit(session: pytest.Session) -> Any:
         return (yield)
     except OSError as exc:
         path = getattr(session.config.option, "xmlpath", None)
-        if path:
-            Path(path).unlink(missing_ok=True)
+        if not path or session.config.stash.get(STATE, None) is None:
+            raise
+        Path(path).unlink(missing_ok=True)
         sys.stderr.write(
             f"npu-accept: the JUnit file {path} could not be written ({visible(exc.strerror or exc)}); "
             "free space there or give --junitxml another disk; the verdicts above and the reports stand.\n"
