@@ -376,3 +376,22 @@ def test_a_yaml_bomb_profile_is_exit_4_at_once(tmp_path):
     assert run.returncode == 4, run.describe()
     assert f"Board profile {bomb} uses a YAML alias at line 2" in run.stdout + run.stderr
     assert run.seconds < 30 and run.max_rss_kib < 400_000, (run.seconds, run.max_rss_kib)
+
+
+def test_sigterm_while_governors_are_pinned_puts_them_back(rk3588, tmp_path):
+    # Why: SIGTERM while governors were pinned left them pinned.
+    from npu_accept.collectors.governors import SAVED_PATH
+
+    profile = Path(__file__).resolve().parents[1] / "src/npu_accept/profiles/rk3588-evb.yaml"
+    proc = _suite(rk3588, profile, tmp_path)
+    deadline = time.monotonic() + 120
+    while "performance" not in _governors(rk3588).values():
+        assert proc.poll() is None and time.monotonic() < deadline, "the suite never pinned the governors"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = (s.decode("utf-8", "replace") for s in proc.communicate(timeout=300))
+    assert proc.returncode == 2 and "Traceback" not in stderr, stderr
+    assert _governors(rk3588) == GOVERNORS
+    assert not rk3588.board_path(SAVED_PATH).exists()
+    summary = json.loads((tmp_path / "artifacts" / "summary.json").read_text())
+    assert "was not examined" not in json.dumps(summary[rk3588.target]), summary
