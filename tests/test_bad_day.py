@@ -71,7 +71,7 @@ def _suite(twin, profile: Path, workdir: Path, extra: tuple[str, ...] = ()) -> s
 def test_a_signal_mid_run_keeps_the_verdict_the_reports_and_the_board(healthy, profile, tmp_path, signum):
     # Why: SIGTERM (what CI timeouts send) mid-run: exit -15, no report of any kind, temp dirs left
     # on the board; SIGINT reported the board "was not examined" though it was examined to the end.
-    proc = _suite(healthy, profile, tmp_path)
+    proc = _suite(healthy, profile, tmp_path, ("--lava-signals",))
     board_dir = tmp_path / "artifacts" / healthy.target.replace("@", "_").replace(":", "_")
     deadline = time.monotonic() + 120
     while not (board_dir / "npu-info.json").exists():  # the board is being examined
@@ -88,6 +88,11 @@ def test_a_signal_mid_run_keeps_the_verdict_the_reports_and_the_board(healthy, p
     assert sorted(c.check for c in cases) == sorted(CHECK_ORDER)
     assert all(c.status != "fail" for c in cases), cases
     assert (tmp_path / "artifacts" / "report.md").stat().st_size > 0
+    for check in CHECK_ORDER:  # LAVA gets a result per test case too
+        assert stdout.count(f"<LAVA_SIGNAL_TESTCASE TEST_CASE_ID={check} RESULT=") == 1, (
+            check,
+            stdout[-3000:],
+        )
     left = [p for p in healthy.board_path("/tmp").iterdir() if p.name.startswith("npu-accept.")]
     assert not left, left
 

@@ -93,8 +93,14 @@ class Completer:
         if report.when == "teardown":
             self.reported.add(report.nodeid)
 
-    def complete(self, session: pytest.Session, outcomes: dict[str, Any]) -> None:
-        """Called at the session's end (before the JUnit file is written)."""
+    def complete(
+        self,
+        session: pytest.Session,
+        outcomes: dict[str, Any],
+        signal_line: Callable[[str, str, str], None] | None = None,
+    ) -> None:
+        """Called at the session's end (before the JUnit file is written); `signal_line(check,
+        target, status)` is called for each test reported here (LAVA's lines)."""
         for item in list(session.items):
             target, check = board_of(item), check_of(item)
             if item.nodeid in self.reported or target not in outcomes or check is None:
@@ -104,6 +110,9 @@ class Completer:
                 continue
             for report in self._reports(item, result):
                 item.ihook.pytest_runtest_logreport(report=report)
+                if signal_line is not None and report.when == "call":
+                    status = "pass" if report.passed else "skip" if report.skipped else "fail"
+                    signal_line(check, target, status)
 
     def _reports(self, item: pytest.Item, result: Any) -> Iterator[TestReport]:
         from npu_accept.report import shown_message

@@ -66,6 +66,7 @@ class SuiteState:
     options: Options = field(default_factory=Options)
     outcomes: dict[str, BoardOutcome] = field(default_factory=dict)  # filled as each board ends
     examining: bool = False  # the boards' examination has started (once per session)
+    lava_done: bool = False  # every board's LAVA lines are printed (no board was reachable)
 
 
 STATE = pytest.StashKey[SuiteState]()
@@ -286,6 +287,7 @@ def _fleet(request: pytest.FixtureRequest) -> dict[str, BoardOutcome]:
                         for check in outcome.results:
                             sys.stdout.write(lava_line(check, outcome.target, fleet_ids, "fail") + "\n")
                     sys.stdout.flush()
+                suite.lava_done = True
             sentences = (shown_message(o.facts.collect_error) for o in suite.outcomes.values())
             pytest.exit(" ".join(sentences), returncode=3)
         fleet_mode = len(suite.outcomes) > 1
@@ -465,12 +467,27 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     completer = session.config.pluginmanager.get_plugin("npu-accept-completer")
     try:
         if isinstance(completer, Completer):
-            completer.complete(session, state.outcomes)
+            completer.complete(session, state.outcomes, _lava_writer(session.config, state))
     except Exception as exc:  # noqa: BLE001 - the JUnit file is still written with what ran
         sys.stderr.write(
             f"npu-accept: the tests that did not run could not be reported from their verdicts "
             f"({type(exc).__name__}: {visible(exc)}); the JUnit file holds the tests that ran.\n"
         )
+
+
+def _lava_writer(config: pytest.Config, state: SuiteState) -> Callable[[str, str, str], None] | None:
+    """With --lava-signals, a LAVA line for each test reported at the session's end (not when
+    the no-board-reachable path printed every board's lines already)."""
+    if not state.lava or state.lava_done:
+        return None
+    capture = config.pluginmanager.getplugin("capturemanager")
+
+    def write(check: str, target: str, status: str) -> None:
+        with capture.global_and_fixture_disabled():
+            sys.stdout.write(lava_line(check, target, len(state.targets) > 1, status) + "\n")
+            sys.stdout.flush()
+
+    return write
 
 
 @pytest.hookimpl(wrapper=True, specname="pytest_sessionfinish")
