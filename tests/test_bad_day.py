@@ -255,6 +255,22 @@ def test_a_daemon_no_supervisor_restarts_is_started_again(twin_factory, work):
         assert before and record["restarted"] is False and record["restarted_by_suite"] is True, record
         after = daemon_pids(link, "rknn_server")
         assert after and set(after).isdisjoint(before)
+        # A run killed between its kill and the restart leaves the board's record; the next run
+        # starts the daemon again before it examines the board.
+        from npu_accept.daemon_restart import KILLED_PATH, note_kill, recover_daemon
+
+        note_kill(link, "rknn_server", "/usr/bin/rknn_server")
+        link.run("kill -9 " + " ".join(map(str, after)), timeout=30)
+        deadline = time.monotonic() + 10
+        while daemon_pids(link, "rknn_server") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not daemon_pids(link, "rknn_server")
+        assert recover_daemon(link, profile) is True
+        deadline = time.monotonic() + 10
+        while not daemon_pids(link, "rknn_server"):
+            assert time.monotonic() < deadline, "the next run did not start the daemon again"
+            time.sleep(0.1)
+        assert not twin.board_path(KILLED_PATH).exists()
 
 
 # ------------------------------------------------------------------ sentences naming the real cause

@@ -38,6 +38,7 @@ from npu_accept import npyio
 from npu_accept.artifacts import keep
 from npu_accept.boardlock import board_lock
 from npu_accept.checks.registry import collectors
+from npu_accept.daemon_restart import recover_daemon
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
 from npu_accept.memo import shared
 from npu_accept.paths import target_tools
@@ -214,6 +215,7 @@ def collect_over(
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         with board_lock(link):  # one examination of a board at a time (npu_accept.boardlock)
+            recover_daemon(link, profile)  # a daemon an earlier, killed run left stopped
             _examine(link, profile, options, facts, out_dir)
     except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict, never the run's
         facts.collect_error = f"Board {target} could not be examined: {_sentence(exc)}"

@@ -9,6 +9,9 @@ on a good image a killed rknn_server comes back within a second. The PIDs are re
 
 Where no supervisor restarts it, the verdict says so and the suite starts the daemon again itself
 (the profile's `daemon.path`, in a session of its own), so the board is not left without it.
+Before the kill the board records what is killed (KILLED_PATH); a run that dies before the daemon
+is back leaves the record, and the next run starts the daemon again before it examines the board
+(`recover_daemon`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ DEFAULT_TIMEOUT_S = 10.0
 POLL_INTERVAL_S = 0.2
 COMMAND_TIMEOUT_S = 30.0
 FACT_KEY = "daemon_restart"
+# "name\npath" of a daemon the probe killed and that is not known to be back yet.
+KILLED_PATH = "/tmp/npu-accept-daemon.killed"
 
 
 class _Link(Protocol):
@@ -98,6 +103,44 @@ def probe_restart(
         time.sleep(poll_s)
 
 
+def _start_command(path: str) -> str:
+    quoted = shlex.quote(path)
+    return (
+        f"cd / && if command -v setsid >/dev/null; then setsid {quoted} </dev/null >/dev/null 2>&1 & "
+        f"else nohup {quoted} </dev/null >/dev/null 2>&1 & fi; true"
+    )
+
+
+def note_kill(link: _Link, name: str, path: str | None) -> None:
+    link.run(
+        f"printf '%s\\n%s\\n' {shlex.quote(name)} {shlex.quote(path or '')} > {KILLED_PATH}",
+        timeout=COMMAND_TIMEOUT_S,
+    )
+
+
+def forget_kill(link: _Link) -> None:
+    link.run(f"rm -f {KILLED_PATH}", timeout=COMMAND_TIMEOUT_S)
+
+
+def recover_daemon(link: _Link, profile: Any) -> bool:
+    """Start the daemon an earlier run killed and left stopped (its record on the board), before
+    anything looks at the board; whether one was started. Only for profiles with the probe."""
+    if not restart_settings(profile)[0]:
+        return False
+    result = link.run(f"cat {KILLED_PATH} 2>/dev/null; true", timeout=COMMAND_TIMEOUT_S)
+    text = result.stdout.decode(errors="replace") if isinstance(result.stdout, bytes) else str(result.stdout)
+    lines = text.splitlines()
+    if len(lines) < 2:
+        return False
+    name, path = lines[0].strip(), lines[1].strip()
+    started = False
+    if name and path.startswith("/") and not daemon_pids(link, name):
+        link.run(_start_command(path), timeout=COMMAND_TIMEOUT_S)
+        started = True
+    forget_kill(link)
+    return started
+
+
 def start_daemon(link: _Link, probe: RestartProbe, path: str | None) -> None:
     """Start the daemon the probe killed and no supervisor restarted (`path` in its own session,
     stdio on /dev/null, so it outlives the SSH channel); record whether it runs again."""
@@ -106,12 +149,7 @@ def start_daemon(link: _Link, probe: RestartProbe, path: str | None) -> None:
     probe.restarted_by_suite = False
     if not path:
         return
-    quoted = shlex.quote(path)
-    script = (
-        f"cd / && if command -v setsid >/dev/null; then setsid {quoted} </dev/null >/dev/null 2>&1 & "
-        f"else nohup {quoted} </dev/null >/dev/null 2>&1 & fi; true"
-    )
-    link.run(script, timeout=COMMAND_TIMEOUT_S)
+    link.run(_start_command(path), timeout=COMMAND_TIMEOUT_S)
     deadline = time.monotonic() + 5.0
     while time.monotonic() < deadline:
         probe.suite_pids = daemon_pids(link, probe.name)
@@ -136,9 +174,12 @@ def collect_daemon_restart(
     wanted, name, timeout = restart_settings(profile)
     if not wanted or facts.info is None:
         return {}
+    path = (profile.daemon or {}).get("path")
     try:
+        note_kill(connection, name, path)
         probe = probe_restart(connection, name, timeout)
-        start_daemon(connection, probe, (profile.daemon or {}).get("path"))
+        start_daemon(connection, probe, path)
+        forget_kill(connection)  # back (or never killed): nothing for the next run to do
         record = probe.as_dict()
     except CommandTimeout as exc:
         record = RestartProbe(
