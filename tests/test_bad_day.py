@@ -204,6 +204,18 @@ def test_governors_left_pinned_by_a_killed_run_are_restored_by_the_next(rk3588):
     assert record["governors"] == GOVERNORS and record["recovered"] == sorted(GOVERNORS)
     assert record["restored"] is True and _governors(rk3588) == GOVERNORS
     assert not rk3588.board_path(SAVED_PATH).exists()
+    # The next run restores them first, under the board lock, before it runs anything.
+    from npu_accept.boardlock import board_lock
+    from npu_accept.collect import RECOVERY_SH
+
+    killed = _connect(rk3588)
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the lost link, raised by the restore
+        with pinned(killed, {}):
+            killed.close()
+            raise RuntimeError("killed")
+    assert set(_governors(rk3588).values()) == {"performance"}
+    with _connect(rk3588) as following, board_lock(following, recover=RECOVERY_SH):
+        assert _governors(rk3588) == GOVERNORS and not rk3588.board_path(SAVED_PATH).exists()
 
 
 def test_two_runs_pinning_at_once_leave_the_governors_as_they_were(rk3588):
@@ -257,7 +269,9 @@ def test_a_daemon_no_supervisor_restarts_is_started_again(twin_factory, work):
         assert after and set(after).isdisjoint(before)
         # A run killed between its kill and the restart leaves the board's record; the next run
         # starts the daemon again before it examines the board.
-        from npu_accept.daemon_restart import KILLED_PATH, note_kill, recover_daemon
+        from npu_accept.boardlock import board_lock
+        from npu_accept.collect import RECOVERY_SH
+        from npu_accept.daemon_restart import KILLED_PATH, note_kill
 
         note_kill(link, "rknn_server", "/usr/bin/rknn_server")
         link.run("kill -9 " + " ".join(map(str, after)), timeout=30)
@@ -265,7 +279,8 @@ def test_a_daemon_no_supervisor_restarts_is_started_again(twin_factory, work):
         while daemon_pids(link, "rknn_server") and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not daemon_pids(link, "rknn_server")
-        assert recover_daemon(link, profile) is True
+        with board_lock(link, recover=RECOVERY_SH):  # what the next run does first
+            pass
         deadline = time.monotonic() + 10
         while not daemon_pids(link, "rknn_server"):
             assert time.monotonic() < deadline, "the next run did not start the daemon again"

@@ -38,15 +38,17 @@ def holder_text() -> str:
     return f"npu-accept on {host} (pid {os.getpid()}) since {time.strftime('%Y-%m-%d %H:%M:%S %Z')}"
 
 
-def _acquire_script(holder: str) -> str:
+def _acquire_script(holder: str, recover: str = "") -> str:
+    """Take the lock (or print "held <holder>"); once taken, run `recover` (the board-side
+    restoring of what a killed run left changed), then print "acquired"."""
     lock = shlex.quote(LOCK_PATH)
     return (
-        f'v="$PPID {holder}"; l={lock}; '
-        'if ln -s "$v" "$l" 2>/dev/null; then echo acquired; exit 0; fi; '
-        'o=$(readlink "$l" 2>/dev/null); p=${o%% *}; '
-        'case "$p" in ""|*[!0-9]*) ;; '
-        '*) if [ -d "/proc/$p" ]; then printf "held %s\\n" "$o"; exit 0; fi;; esac; '
-        'rm -f "$l"; if ln -s "$v" "$l" 2>/dev/null; then echo acquired; '
+        f'v="$PPID {holder}"; l={lock}; got=0; '
+        'if ln -s "$v" "$l" 2>/dev/null; then got=1; else '
+        'o=$(readlink "$l" 2>/dev/null); p=${o%% *}; alive=0; '
+        'case "$p" in ""|*[!0-9]*) ;; *) [ -d "/proc/$p" ] && alive=1;; esac; '
+        'if [ "$alive" = 0 ]; then rm -f "$l"; ln -s "$v" "$l" 2>/dev/null && got=1; fi; fi; '
+        f'if [ "$got" = 1 ]; then {recover or ":"}; echo acquired; '
         'else printf "held %s\\n" "$(readlink "$l" 2>/dev/null)"; fi'
     )
 
@@ -60,12 +62,15 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
 
 
-def acquire(link: Any, holder: str, wait_s: float = WAIT_S, poll_s: float = POLL_S) -> None:
-    """Take the board's lock, waiting at most `wait_s` for another run's; BoardBusy otherwise."""
+def acquire(
+    link: Any, holder: str, wait_s: float = WAIT_S, poll_s: float = POLL_S, recover: str = ""
+) -> None:
+    """Take the board's lock, waiting at most `wait_s` for another run's; BoardBusy otherwise.
+    `recover` (shell) runs on the board in the same command once the lock is taken."""
     deadline = time.monotonic() + wait_s
     while True:
-        out = _text(link.run(_acquire_script(holder), timeout=COMMAND_TIMEOUT_S).stdout).strip()
-        if out == "acquired":
+        out = _text(link.run(_acquire_script(holder, recover), timeout=COMMAND_TIMEOUT_S).stdout).strip()
+        if out.endswith("acquired"):
             return
         if not out.startswith("held "):  # no /tmp, a read-only /tmp: nothing to lock with
             return
@@ -83,11 +88,11 @@ def release(link: Any, holder: str) -> None:
 
 
 @contextmanager
-def board_lock(link: Any, wait_s: float = WAIT_S) -> Iterator[None]:
+def board_lock(link: Any, wait_s: float = WAIT_S, recover: str = "") -> Iterator[None]:
     """Hold the board's lock for the block; released after it (a lost link leaves a stale lock,
-    which the next run takes over)."""
+    which the next run takes over). `recover`: shell run on the board right after taking it."""
     holder = holder_text()
-    acquire(link, holder, wait_s)
+    acquire(link, holder, wait_s, recover=recover)
     try:
         yield
     finally:

@@ -34,11 +34,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from npu_accept import npyio
+from npu_accept import daemon_restart, npyio
 from npu_accept.artifacts import keep
 from npu_accept.boardlock import board_lock
 from npu_accept.checks.registry import collectors
-from npu_accept.daemon_restart import recover_daemon
+from npu_accept.collectors import governors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
 from npu_accept.memo import shared
 from npu_accept.paths import target_tools
@@ -55,6 +55,7 @@ from npu_accept.transport import (
 from npu_accept.untrusted import BoardDataError, output_name, validated
 
 INFO_TIMEOUT_S = 60.0
+RECOVERY_SH = f"{{ {governors.recovery_sh()}; {daemon_restart.recovery_sh()}; }} >/dev/null 2>&1"
 RUN_TIMEOUT_S = 600.0
 _TOOLS_MISSING = "npu-accept-tools-missing"
 
@@ -214,8 +215,8 @@ def collect_over(
     out_dir = artifacts / board_dir_name(target)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        with board_lock(link):  # one examination of a board at a time (npu_accept.boardlock)
-            recover_daemon(link, profile)  # a daemon an earlier, killed run left stopped
+        # One examination of a board at a time; first, put back what a killed run left changed.
+        with board_lock(link, recover=RECOVERY_SH):
             _examine(link, profile, options, facts, out_dir)
     except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict, never the run's
         facts.collect_error = f"Board {target} could not be examined: {_sentence(exc)}"

@@ -11,7 +11,7 @@ Where no supervisor restarts it, the verdict says so and the suite starts the da
 (the profile's `daemon.path`, in a session of its own), so the board is not left without it.
 Before the kill the board records what is killed (KILLED_PATH); a run that dies before the daemon
 is back leaves the record, and the next run starts the daemon again before it examines the board
-(`recover_daemon`).
+(`recovery_sh`, run under the board lock).
 """
 
 from __future__ import annotations
@@ -112,8 +112,9 @@ def _start_command(path: str) -> str:
 
 
 def note_kill(link: _Link, name: str, path: str | None) -> None:
+    """Record on the board what is about to be killed (its comm name, as the kernel cuts it)."""
     link.run(
-        f"printf '%s\\n%s\\n' {shlex.quote(name)} {shlex.quote(path or '')} > {KILLED_PATH}",
+        f"printf '%s\\n%s\\n' {shlex.quote(name[:15])} {shlex.quote(path or '')} > {KILLED_PATH}",
         timeout=COMMAND_TIMEOUT_S,
     )
 
@@ -122,23 +123,20 @@ def forget_kill(link: _Link) -> None:
     link.run(f"rm -f {KILLED_PATH}", timeout=COMMAND_TIMEOUT_S)
 
 
-def recover_daemon(link: _Link, profile: Any) -> bool:
-    """Start the daemon an earlier run killed and left stopped (its record on the board), before
-    anything looks at the board; whether one was started. Only for profiles with the probe."""
-    if not restart_settings(profile)[0]:
-        return False
-    result = link.run(f"cat {KILLED_PATH} 2>/dev/null; true", timeout=COMMAND_TIMEOUT_S)
-    text = result.stdout.decode(errors="replace") if isinstance(result.stdout, bytes) else str(result.stdout)
-    lines = text.splitlines()
-    if len(lines) < 2:
-        return False
-    name, path = lines[0].strip(), lines[1].strip()
-    started = False
-    if name and path.startswith("/") and not daemon_pids(link, name):
-        link.run(_start_command(path), timeout=COMMAND_TIMEOUT_S)
-        started = True
-    forget_kill(link)
-    return started
+def recovery_sh() -> str:
+    """Board-side shell: start the daemon a killed run recorded (KILLED_PATH) if it is not
+    running, then drop the record. Run under the board lock before anything looks at the board."""
+    k = shlex.quote(KILLED_PATH)
+    return (
+        f"if [ -f {k} ]; then {{ read -r dn; read -r dp; }} < {k}; dup=0; "
+        'for dd in /proc/[0-9]*; do [ "$(cat "$dd/comm" 2>/dev/null)" = "$dn" ] && dup=1; done; '
+        # "&" on the start alone: a backgrounded "cd / && …" list would keep a shell holding the
+        # channel open until the daemon ends
+        'case "$dp" in /*) if [ "$dup" = 0 ] && [ -x "$dp" ]; then cd /; '
+        'if command -v setsid >/dev/null; then setsid "$dp" </dev/null >/dev/null 2>&1 & '
+        'else nohup "$dp" </dev/null >/dev/null 2>&1 & fi; fi;; esac; '
+        f"rm -f {k}; fi"
+    )
 
 
 def start_daemon(link: _Link, probe: RestartProbe, path: str | None) -> None:

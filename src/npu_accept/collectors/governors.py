@@ -67,6 +67,17 @@ def save(link: Any, values: dict[str, str]) -> bool:
     return result.exit_code == 0
 
 
+def recovery_sh() -> str:
+    """Board-side shell: write back the originals a killed run recorded, then drop the record
+    (kept if a value could not be written back). Run under the board lock before anything else."""
+    saved = shlex.quote(SAVED_PATH)
+    return (
+        f"if [ -f {saved} ]; then gok=1; while IFS= read -r gl; do gp=${{gl%%=*}}; gv=${{gl#*=}}; "
+        'case "$gp" in /sys/*) [ -f "$gp" ] && { echo "$gv" > "$gp" || gok=0; } 2>/dev/null;; esac; '
+        f"done < {saved}; [ $gok = 1 ] && rm -f {saved}; fi"
+    )
+
+
 def forget(link: Any) -> None:
     run_bounded(link, f"rm -f {shlex.quote(SAVED_PATH)}", TIMEOUT_S)
 
