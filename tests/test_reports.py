@@ -5,6 +5,7 @@ latency plot, summary.json and baseline.json — rendered from facts and from a 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -214,3 +215,83 @@ def test_markdown_report_has_no_raw_html_from_a_board():
     outcome.facts.info["soc"]["soc_id"] = "<img src=x onerror=alert(1)>|"
     text = render_markdown([outcome])
     assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;\\|" in text
+
+
+# ------------------------------------------- issue 28: reports always written, each on its own
+
+
+def test_a_lone_surrogate_from_a_board_costs_no_report(tmp_path):
+    # Why: npu-info JSON carrying "\ud800" (valid JSON) left report.md at 0 bytes and report.html,
+    # summary.json and baseline.json missing for the whole fleet (UnicodeEncodeError).
+    outcome = _outcome()
+    outcome.facts.info["kernel"] = json.loads('"6.12\\ud800"')
+    written = write_reports([outcome], tmp_path, baseline=True)
+    assert sorted(p.name for p in written) == ["baseline.json", "report.html", "report.md", "summary.json"]
+    assert "6.12\\ud800" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "6.12\\ud800" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_one_failing_writer_costs_no_other_report(tmp_path, monkeypatch):
+    from npu_accept import report
+
+    (tmp_path / "report.html").write_text("an earlier run's report")
+    monkeypatch.setattr(report, "render_html", lambda *a: (_ for _ in ()).throw(ValueError("broken")))
+    with pytest.raises(report.ReportsNotWritten) as info:
+        write_reports([_outcome()], tmp_path, baseline=True)
+    message = str(info.value)
+    assert message.startswith(
+        f"the reports could not be written to {tmp_path} in full: not written report.html"
+    )
+    assert "written: report.md, summary.json, baseline.json" in message and "\n" not in message
+    assert (tmp_path / "report.md").stat().st_size > 0 and (tmp_path / "summary.json").is_file()
+    assert not (tmp_path / "report.html").exists()  # the earlier run's copy is not left as this run's
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_an_earlier_runs_baseline_is_not_left_as_this_runs(tmp_path):
+    # Why: with an earlier run's files in the directory, baseline.json silently stayed the earlier fleet's.
+    (tmp_path / "baseline.json").write_text('{"schema": "npu-accept-baseline/1", "boards": {"old": {}}}')
+    outcome = _outcome()
+    outcome.facts.collect_error = "Board could not be examined: gone."
+    write_baseline([outcome], tmp_path / "baseline.json")
+    assert not (tmp_path / "baseline.json").exists()
+
+
+def test_board_markdown_stays_text():
+    # Why: report.md kept board-supplied Markdown live ([click](http://…), ![](http://…) images).
+    outcome = _outcome()
+    outcome.facts.info["soc"]["soc_id"] = "[click](http://evil.invalid/) ![](http://evil.invalid/x.png)"
+    text = render_markdown([outcome])
+    assert not re.search(r"(?<!\\)\[", text.split("| soc |")[1].split("\n")[0])  # no live "["
+    assert "\\[click](http://evil.invalid/) !\\[](http://evil.invalid/x.png)" in text
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 KiB tmpfs (root only): the layout docs/limits.md shows, on a disk that fills."""
+    import subprocess
+
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode:
+        pytest.fail(f"mount tmpfs failed ({done.stderr.decode().strip()}); the tests run as root")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_is_one_sentence_naming_what_was_written(tiny_disk):
+    from npu_accept import report
+
+    (tiny_disk / "filler").write_bytes(b"x" * (60 << 10))
+    with pytest.raises(report.ReportsNotWritten) as info:
+        write_reports([_outcome()], tiny_disk, baseline=True)
+    message = str(info.value)
+    assert "No space left on device" in message and str(tiny_disk) in message, message
+    assert "the disk is full" in message and "\n" not in message
+    assert not list(tiny_disk.glob(".*.tmp"))
+    for name in ("report.md", "report.html", "summary.json"):  # whole or absent, never 0 bytes
+        path = tiny_disk / name
+        assert not path.exists() or path.stat().st_size > 0

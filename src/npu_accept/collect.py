@@ -34,9 +34,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from npu_accept import npyio
+from npu_accept import daemon_restart, npyio
+from npu_accept.artifacts import keep
+from npu_accept.boardlock import board_lock
 from npu_accept.checks import roster
 from npu_accept.checks.registry import collectors
+from npu_accept.collectors import governors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
 from npu_accept.memo import shared
 from npu_accept.paths import target_tools
@@ -55,6 +58,7 @@ from npu_accept.transport import (
 from npu_accept.untrusted import BoardDataError, output_name, validated
 
 INFO_TIMEOUT_S = 60.0
+RECOVERY_SH = f"{{ {governors.recovery_sh()}; {daemon_restart.recovery_sh()}; }} >/dev/null 2>&1"
 RUN_TIMEOUT_S = 600.0
 _TOOLS_MISSING = "npu-accept-tools-missing"
 
@@ -219,7 +223,10 @@ def collect_over(
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         trace = Trace(out_dir / TRACE_FILE, target)
-        _examine(TracedLink(link, trace), profile, options, facts, out_dir)
+        traced = TracedLink(link, trace)
+        # One examination of a board at a time; first, put back what a killed run left changed.
+        with board_lock(traced, recover=RECOVERY_SH):
+            _examine(traced, profile, options, facts, out_dir)
     except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict, never the run's
         facts.collect_error = f"Board {target} could not be examined: {_sentence(exc)}"
     finally:
@@ -259,8 +266,9 @@ def _examine(link: BoardLink, profile: Profile, options: Options, facts: BoardFa
 
 
 def _write_timings(facts: BoardFacts, out_dir: Path) -> None:
+    """timings.json, if it can be written: on a full disk the verdicts matter more."""
     if out_dir.is_dir():
-        (out_dir / "timings.json").write_text(json.dumps(facts.timings, indent=2) + "\n")
+        keep(out_dir / "timings.json", json.dumps(facts.timings, indent=2) + "\n")
 
 
 def _sentence(exc: BaseException) -> str:
@@ -345,17 +353,23 @@ def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Op
     else:
         script = f'tar -xof - -C "$NPU_ACCEPT_TMP" && {info}'
         remote, result = _in_new_temp_dir(link, script, options.limits, archive.data)
-    (out_dir / "npu-info.json").write_bytes(result.stdout)
-    (out_dir / "npu-info.stderr.txt").write_bytes(result.stderr)
+    keep(out_dir / "npu-info.json", result.stdout)
+    keep(out_dir / "npu-info.stderr.txt", result.stderr, bulky=True)
     try:
         facts.info = validated(result.stdout, "npu-info", "npu-info")
     except BoardDataError as exc:
         tail = result.stderr.decode(errors="replace").strip().splitlines()
+        full = next((line for line in tail if "No space left on device" in line), None)
         facts.info_error = (
             f"{str(exc).rstrip('.')} (exit status {result.exit_code}"
             + (f", last line on stderr: {visible(tail[-1])}" if tail else "")
             + "); check that python3 runs on the board"
         )
+        if full is not None:  # the tools could not even be unpacked
+            facts.info_error = (
+                f"the board's /tmp is full (No space left on device: {visible(full)}); the suite "
+                "could not unpack its tools there: free space in the board's /tmp (df /tmp)"
+            )
         raise BoardDataError(facts.info_error) from None
     return remote
 
@@ -380,7 +394,7 @@ def _collect_model(
             local = model_dir / f"in{number}.npy"
             data = io.BytesIO()
             np.save(data, array, allow_pickle=False)
-            local.write_bytes(data.getvalue())
+            keep(local, data.getvalue(), bulky=True)
             member = tarfile.TarInfo(local.name)
             member.size, member.mode, member.mtime = len(data.getvalue()), 0o644, int(time.time())
             data.seek(0)
@@ -471,8 +485,8 @@ class _ToolRun:
             # A hung NPU job is a verdict on this run, not on the board's reachability.
             return self._failed(f"{what} did not finish within {RUN_TIMEOUT_S:.0f} s (the NPU job hangs)")
         stderr = result.stderr.decode(errors="replace")
-        (self.local_out / "npu-run.json").write_bytes(result.stdout)
-        (self.local_out / "npu-run.stderr.txt").write_text(stderr)
+        keep(self.local_out / "npu-run.json", result.stdout)
+        keep(self.local_out / "npu-run.stderr.txt", stderr, bulky=True)
         run = RunFacts(self.backend, self.model, result.exit_code, None, stderr=stderr)
         try:
             run.report = validated(result.stdout, "npu-run", what)
@@ -582,7 +596,7 @@ def _unpack(
     ``received``, if given); the rest is ignored."""
     members = _tar_members(stream, limits, wanted.__contains__)
     for name, data in members.items():
-        wanted[name].write_bytes(data)
+        keep(wanted[name], data, bulky=True)  # evidence: a full disk drops it, never the verdict
         if received is not None:
             received[name] = data
     return set(members)

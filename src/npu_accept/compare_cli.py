@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from npu_accept import npyio
 from npu_accept.compare import Tensor, Verdict, compare
 
 EXIT_MATCH, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
@@ -85,8 +86,14 @@ def profile_thresholds(
 
 
 def open_tensor(path: Path, scale: float | None, zero_point: int) -> Tensor:
-    """The checked .npy file as a chunked Tensor; integers need a scale to be dequantized."""
-    tensor = Tensor.from_npy(path, (scale or 0.0, zero_point))
+    """The checked .npy file as a chunked Tensor (a pipe: read whole, bounded, never waiting for
+    a writer that does not come); integers need a scale to be dequantized."""
+    if npyio.is_pipe(path):
+        tensor = Tensor.from_array(
+            npyio.load_bytes(npyio.read_pipe(path), str(path)), (scale or 0.0, zero_point)
+        )
+    else:
+        tensor = Tensor.from_npy(path, (scale or 0.0, zero_point))
     if tensor.dtype.kind in "iu" and not scale:
         raise BadInput(
             f"{path} holds {tensor.dtype.name} values; give --scale and --zero-point "

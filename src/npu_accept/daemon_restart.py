@@ -6,6 +6,12 @@ time is up.
 meta-npu installs rknn_server with a systemd unit (Restart=on-failure) and a sysvinit script, so
 on a good image a killed rknn_server comes back within a second. The PIDs are read from
 /proc/<pid>/comm with plain POSIX sh (no pidof needed on the image); zombies do not count.
+
+Where no supervisor restarts it, the verdict says so and the suite starts the daemon again itself
+(the profile's `daemon.path`, in a session of its own), so the board is not left without it.
+Before the kill the board records what is killed (KILLED_PATH); a run that dies before the daemon
+is back leaves the record, and the next run starts the daemon again before it examines the board
+(`recovery_sh`, run under the board lock).
 """
 
 from __future__ import annotations
@@ -17,12 +23,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from npu_accept.artifacts import keep
 from npu_accept.transport import CommandTimeout
 
 DEFAULT_TIMEOUT_S = 10.0
 POLL_INTERVAL_S = 0.2
 COMMAND_TIMEOUT_S = 30.0
 FACT_KEY = "daemon_restart"
+# "name\npath" of a daemon the probe killed and that is not known to be back yet.
+KILLED_PATH = "/tmp/npu-accept-daemon.killed"
 
 
 class _Link(Protocol):
@@ -40,6 +49,8 @@ class RestartProbe:
     waited_s: float = 0.0
     timeout_s: float = DEFAULT_TIMEOUT_S
     error: str | None = None  # the probe could not run (daemon not running, kill refused)
+    restarted_by_suite: bool | None = None  # no supervisor did: the suite started it again
+    suite_pids: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,6 +103,60 @@ def probe_restart(
         time.sleep(poll_s)
 
 
+def _start_command(path: str) -> str:
+    quoted = shlex.quote(path)
+    return (
+        f"cd / && if command -v setsid >/dev/null; then setsid {quoted} </dev/null >/dev/null 2>&1 & "
+        f"else nohup {quoted} </dev/null >/dev/null 2>&1 & fi; true"
+    )
+
+
+def note_kill(link: _Link, name: str, path: str | None) -> None:
+    """Record on the board what is about to be killed (its comm name, as the kernel cuts it)."""
+    link.run(
+        f"printf '%s\\n%s\\n' {shlex.quote(name[:15])} {shlex.quote(path or '')} > {KILLED_PATH}",
+        timeout=COMMAND_TIMEOUT_S,
+    )
+
+
+def forget_kill(link: _Link) -> None:
+    link.run(f"rm -f {KILLED_PATH}", timeout=COMMAND_TIMEOUT_S)
+
+
+def recovery_sh() -> str:
+    """Board-side shell: start the daemon a killed run recorded (KILLED_PATH) if it is not
+    running, then drop the record. Run under the board lock before anything looks at the board."""
+    k = shlex.quote(KILLED_PATH)
+    return (
+        f"if [ -f {k} ]; then {{ read -r dn; read -r dp; }} < {k}; dup=0; "
+        'for dd in /proc/[0-9]*; do [ "$(cat "$dd/comm" 2>/dev/null)" = "$dn" ] && dup=1; done; '
+        # "&" on the start alone: a backgrounded "cd / && …" list would keep a shell holding the
+        # channel open until the daemon ends
+        'case "$dp" in /*) if [ "$dup" = 0 ] && [ -x "$dp" ]; then cd /; '
+        'if command -v setsid >/dev/null; then setsid "$dp" </dev/null >/dev/null 2>&1 & '
+        'else nohup "$dp" </dev/null >/dev/null 2>&1 & fi; fi;; esac; '
+        f"rm -f {k}; fi"
+    )
+
+
+def start_daemon(link: _Link, probe: RestartProbe, path: str | None) -> None:
+    """Start the daemon the probe killed and no supervisor restarted (`path` in its own session,
+    stdio on /dev/null, so it outlives the SSH channel); record whether it runs again."""
+    if probe.restarted or probe.error or not probe.old_pids:
+        return
+    probe.restarted_by_suite = False
+    if not path:
+        return
+    link.run(_start_command(path), timeout=COMMAND_TIMEOUT_S)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        probe.suite_pids = daemon_pids(link, probe.name)
+        if probe.suite_pids:
+            probe.restarted_by_suite = True
+            return
+        time.sleep(POLL_INTERVAL_S)
+
+
 def restart_settings(profile: Any) -> tuple[bool, str, float]:
     """(probe wanted, daemon name, restart timeout) from the profile's `daemon` section."""
     daemon = profile.daemon or {}
@@ -107,11 +172,16 @@ def collect_daemon_restart(
     wanted, name, timeout = restart_settings(profile)
     if not wanted or facts.info is None:
         return {}
+    path = (profile.daemon or {}).get("path")
     try:
-        record = probe_restart(connection, name, timeout).as_dict()
+        note_kill(connection, name, path)
+        probe = probe_restart(connection, name, timeout)
+        start_daemon(connection, probe, path)
+        forget_kill(connection)  # back (or never killed): nothing for the next run to do
+        record = probe.as_dict()
     except CommandTimeout as exc:
         record = RestartProbe(
             name, False, timeout_s=timeout, error=f"a probe command timed out ({exc})"
         ).as_dict()
-    (artifacts / "daemon-restart.json").write_text(json.dumps(record, indent=2) + "\n")
+    keep(artifacts / "daemon-restart.json", json.dumps(record, indent=2) + "\n")
     return {FACT_KEY: record}

@@ -16,6 +16,7 @@ import ast
 import io
 import math
 import os
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ MAX_HEADER_BYTES = 10_000
 ALLOWED_KINDS = "biuf"
 MAX_ITEMSIZE = 8
 MAX_DIMS = 64  # numpy's own limit
+# A .npy read from a pipe (`<(…)`, a FIFO, /dev/stdin) is held whole in memory: at most this much.
+MAX_PIPE_BYTES = 1 << 30
 
 
 class NpyError(ValueError):
@@ -60,7 +63,14 @@ def read_header(path: Path, max_bytes: int | None = None) -> NpyHeader:
     a refused dtype, a declared size that differs from the file's, or data above `max_bytes`."""
     path = Path(path)
     try:
-        with path.open("rb") as stream:
+        # O_NONBLOCK: opening a FIFO without a writer must not wait for one (a regular file ignores it)
+        with os.fdopen(
+            os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)), "rb"
+        ) as stream:
+            mode = os.fstat(stream.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                kind = "a pipe" if stat.S_ISFIFO(mode) else "not a regular file"
+                raise NpyError(f"{path} is {kind}; give the path of a .npy file.")
             return _checked_header(stream, path, os.fstat(stream.fileno()).st_size, max_bytes)
     except FileNotFoundError:
         raise NpyError(f"{path} does not exist; give the path of a .npy file.") from None
@@ -68,6 +78,37 @@ def read_header(path: Path, max_bytes: int | None = None) -> NpyHeader:
         raise NpyError(f"{path} is a directory; give the path of a .npy file.") from None
     except OSError as exc:
         raise NpyError(f"{path} cannot be read ({exc.strerror or exc}); check the file.") from None
+
+
+def is_pipe(path: Path) -> bool:
+    """Whether `path` is a FIFO or a character device (`<(…)`, /dev/stdin): read it with read_pipe."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def read_pipe(path: Path, limit: int = MAX_PIPE_BYTES) -> bytes:
+    """All a pipe holds, at most `limit` bytes; a FIFO nobody writes to reads as empty at once
+    (opened without waiting for a writer), never blocks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb", buffering=0) as stream:
+            os.set_blocking(fd, True)  # no writer: read() is end of file; a writer: wait for its data
+            chunks, held = [], 0
+            while chunk := stream.read(min(1 << 20, limit + 1 - held)):
+                chunks.append(chunk)
+                held += len(chunk)
+                if held > limit:
+                    raise NpyError(
+                        f"{path} sent more than {limit} bytes; save the array to a file and give its path."
+                    )
+    except OSError as exc:
+        raise NpyError(f"{path} cannot be read ({exc.strerror or exc}); check the file.") from None
+    if not chunks:
+        raise NpyError(f"{path} is a pipe that sent nothing (no writer); give a .npy file or pipe one in.")
+    return b"".join(chunks)
 
 
 def load_bytes(raw: bytes, name: str, max_bytes: int | None = None) -> np.ndarray:

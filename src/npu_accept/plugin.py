@@ -37,16 +37,17 @@ from npu_accept.checks.base import CHECK_TITLES, FAIL, SKIP, CheckResult
 from npu_accept.checks.registry import run_all
 from npu_accept.checks.summary import root_cause
 from npu_accept.collect import Access, Limits, Options, collect_board
+from npu_accept.completion import Completer, finish_first, stop_on_signals
 from npu_accept.facts import BoardFacts
 from npu_accept.paths import DataMissing, profile_dirs, target_tools
 from npu_accept.profile import Profile, ProfileError, load_profile, profile_names
 from npu_accept.report import (
     BoardOutcome,
+    ReportsNotWritten,
     baseline_entry,
     board_properties,
     lava_line,
     shown_message,
-    write_baseline,
     write_reports,
 )
 from npu_accept.transport import TransportError, parse_target, visible
@@ -64,8 +65,10 @@ class SuiteState:
     strict: bool
     lava: bool
     options: Options = field(default_factory=Options)
-    outcomes: dict[str, BoardOutcome] = field(default_factory=dict)
+    outcomes: dict[str, BoardOutcome] = field(default_factory=dict)  # filled as each board ends
     places: dict[str, dict[str, Any]] = field(default_factory=dict)  # target -> labgrid place
+    examining: bool = False  # the boards' examination has started (once per session)
+    lava_done: bool = False  # every board's LAVA lines are printed (no board was reachable)
 
 
 STATE = pytest.StashKey[SuiteState]()
@@ -204,6 +207,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if config.option.lava_signals:
         config.pluginmanager.register(_LavaSignals(config.stash[STATE]), "npu-accept-lava-signals")
+    config.pluginmanager.register(Completer(config.stash[STATE].strict), "npu-accept-completer")
+    config.add_cleanup(stop_on_signals())
     # Everything imported so far lives for the whole session: keep it out of every later garbage
     # collection (pytest alone collects five times at its end), which otherwise rescans numpy,
     # paramiko and pytest each time (benchmarks/bench_fleet.py).
@@ -296,12 +301,13 @@ def _fleet(request: pytest.FixtureRequest) -> dict[str, BoardOutcome]:
     that is ~0.3 ms less per test case, 0.1 s at 32 boards (benchmarks/bench_fleet.py).
     """
     suite = request.config.stash[STATE]
-    if not suite.outcomes:
+    if not suite.examining:
+        suite.examining = True
         record = request.getfixturevalue("record_testsuite_property")
         record("profile_name", suite.profile.name)
         record("profile", str(suite.profile.source))
         record("targets", " ".join(suite.targets))
-        suite.outcomes.update(_examine_all(suite))
+        _examine_all(suite)
         if all(o.facts.unreachable for o in suite.outcomes.values()):
             if suite.lava:  # LAVA still gets a result per test case; the lines bypass output capture
                 fleet_ids = len(suite.targets) > 1
@@ -310,6 +316,7 @@ def _fleet(request: pytest.FixtureRequest) -> dict[str, BoardOutcome]:
                         for check in outcome.results:
                             sys.stdout.write(lava_line(check, outcome.target, fleet_ids, "fail") + "\n")
                     sys.stdout.flush()
+                suite.lava_done = True
             sentences = (shown_message(o.facts.collect_error) for o in suite.outcomes.values())
             pytest.exit(" ".join(sentences), returncode=3)
         fleet_mode = len(suite.outcomes) > 1
@@ -319,20 +326,26 @@ def _fleet(request: pytest.FixtureRequest) -> dict[str, BoardOutcome]:
     return suite.outcomes
 
 
-def _examine_all(suite: SuiteState) -> dict[str, BoardOutcome]:
-    """Every board's outcome; one board's failure never reaches another's."""
-    outcomes: dict[str, BoardOutcome] = {}
+def _examine_all(suite: SuiteState) -> None:
+    """Every board's outcome into suite.outcomes, each as its board ends (an interrupted session
+    keeps the verdicts of the boards examined to the end), then in --target order; one board's
+    failure never reaches another's."""
+
+    def one(target: str) -> None:
+        try:
+            suite.outcomes[target] = _examine(target, suite)
+        except Exception as exc:  # noqa: BLE001 - _examine catches everything; belt and braces
+            suite.outcomes[target] = failed_outcome(target, suite, _unexpected(target, exc))
+
     # Each board thread compares tensors with numpy: one BLAS thread per call, or N boards times
     # the cores' worth of BLAS threads fight over the host (benchmarks/bench_fleet.py).
     with threadpool_limits(limits=1, user_api="blas"):
         with ThreadPoolExecutor(max_workers=len(suite.targets), thread_name_prefix="board") as pool:
-            futures = {t: pool.submit(_examine, t, suite) for t in suite.targets}
-            for target, future in futures.items():
-                try:
-                    outcomes[target] = future.result()
-                except Exception as exc:  # noqa: BLE001 - _examine catches everything; belt and braces
-                    outcomes[target] = failed_outcome(target, suite, _unexpected(target, exc))
-    return outcomes
+            for future in [pool.submit(one, t) for t in suite.targets]:
+                future.result()
+    ordered = {t: suite.outcomes[t] for t in suite.targets if t in suite.outcomes}
+    suite.outcomes.clear()
+    suite.outcomes.update(ordered)
 
 
 def _examine(target: str, suite: SuiteState) -> BoardOutcome:
@@ -465,25 +478,70 @@ def pytest_configure_unfreeze_at_the_end(config: pytest.Config) -> None:
     config.add_cleanup(unfreeze)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Reports for every board given, whatever happened; this hook never raises."""
+    """Reports for every board given, whatever happened; this hook never raises. Runs before
+    the JUnit file is written, which then holds every board's tests (completion.Completer)."""
     state = session.config.stash.get(STATE, None)
     if state is None or session.config.option.collectonly:
         return
+    finish_first()
+    for target in state.targets:
+        if target not in state.outcomes:
+            state.outcomes[target] = failed_outcome(
+                target,
+                state,
+                f"Board {target} was not examined: the session ended first (interrupted, or no "
+                "test of the suite was selected).",
+            )
     try:
-        for target in state.targets:
-            if target not in state.outcomes:
-                state.outcomes[target] = failed_outcome(
-                    target,
-                    state,
-                    f"Board {target} was not examined: the session ended first (interrupted, or no "
-                    "test of the suite was selected).",
-                )
-        outcomes = [state.outcomes[t] for t in state.targets]
-        write_reports(outcomes, state.artifacts)
-        write_baseline(outcomes, state.artifacts / "baseline.json")
+        write_reports([state.outcomes[t] for t in state.targets], state.artifacts, baseline=True)
+    except ReportsNotWritten as exc:
+        sys.stderr.write(f"npu-accept: {exc}; the verdicts above stand.\n")
     except Exception as exc:  # noqa: BLE001 - a report problem must not hide the verdicts
         sys.stderr.write(
             f"npu-accept: the reports could not be written to {state.artifacts} "
             f"({type(exc).__name__}: {visible(exc)}); the verdicts above stand.\n"
         )
+    completer = session.config.pluginmanager.get_plugin("npu-accept-completer")
+    try:
+        if isinstance(completer, Completer):
+            completer.complete(session, state.outcomes, _lava_writer(session.config, state))
+    except Exception as exc:  # noqa: BLE001 - the JUnit file is still written with what ran
+        sys.stderr.write(
+            f"npu-accept: the tests that did not run could not be reported from their verdicts "
+            f"({type(exc).__name__}: {visible(exc)}); the JUnit file holds the tests that ran.\n"
+        )
+
+
+def _lava_writer(config: pytest.Config, state: SuiteState) -> Callable[[str, str, str], None] | None:
+    """With --lava-signals, a LAVA line for each test reported at the session's end (not when
+    the no-board-reachable path printed every board's lines already)."""
+    if not state.lava or state.lava_done:
+        return None
+    capture = config.pluginmanager.getplugin("capturemanager")
+
+    def write(check: str, target: str, status: str) -> None:
+        with capture.global_and_fixture_disabled():
+            sys.stdout.write(lava_line(check, target, len(state.targets) > 1, status) + "\n")
+            sys.stdout.flush()
+
+    return write
+
+
+@pytest.hookimpl(wrapper=True, specname="pytest_sessionfinish")
+def pytest_sessionfinish_junit(session: pytest.Session) -> Any:
+    """pytest's JUnit writer on a full disk raises from its own hook (an INTERNALERROR traceback):
+    say it in one sentence instead, and remove the partial file."""
+    try:
+        return (yield)
+    except OSError as exc:
+        path = getattr(session.config.option, "xmlpath", None)
+        if not path or session.config.stash.get(STATE, None) is None:
+            raise
+        Path(path).unlink(missing_ok=True)
+        sys.stderr.write(
+            f"npu-accept: the JUnit file {path} could not be written ({visible(exc.strerror or exc)}); "
+            "free space there or give --junitxml another disk; the verdicts above and the reports stand.\n"
+        )
+        return None

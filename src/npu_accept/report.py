@@ -5,9 +5,13 @@ latency plot), a machine summary (summary.json) and the baseline for a later `--
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
+import os
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,10 +104,14 @@ def shown_message(text: str | None) -> str:
     return visible(text or "", _MESSAGE_CHARS)
 
 
+_MARKDOWN = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "[": "\\["})
+
+
 def markdown_text(text: object) -> str:
-    """Text for a report.md table cell or line: no raw HTML, no table breaks."""
-    shown = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return shown.replace("|", "\\|")
+    """Text for a report.md table cell or line: no raw HTML, no table breaks, no live link or
+    remote image: `[` is escaped, and without it `](…)`, `![` and reference definitions are
+    plain text (a board's `[click](http://…)` and `![](http://…)` stay text)."""
+    return str(text).translate(_MARKDOWN)
 
 
 def lava_line(check: str, target: str, fleet: bool, status: str) -> str:
@@ -139,11 +147,35 @@ def baseline_of(outcome: BoardOutcome) -> dict[str, Any]:
 
 
 def write_baseline(outcomes: list[BoardOutcome], path: Path) -> None:
-    """The latencies of this run, for `--baseline` of a later one (boards without timings omitted)."""
+    """The latencies of this run, for `--baseline` of a later one (boards without timings omitted);
+    with no timings at all, an earlier run's baseline.json there is removed, not left as this one."""
     boards = {o.target: baseline_of(o) for o in outcomes if not o.facts.collect_error}
     boards = {t: b for t, b in boards.items() if b["models"]}
     if boards:
-        path.write_text(json.dumps({"schema": BASELINE_SCHEMA, "boards": boards}, indent=2) + "\n")
+        atomic_write(path, json.dumps({"schema": BASELINE_SCHEMA, "boards": boards}, indent=2) + "\n")
+    else:
+        path.unlink(missing_ok=True)
+
+
+class ReportsNotWritten(Exception):
+    """Some reports could not be written; the message is one sentence naming the directory, what
+    was not written and why, and what was."""
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """`text` at `path` whole or not at all: written to a temp file beside it, then renamed over
+    it. Lone surrogates (valid JSON, no UTF-8) and anything else unencodable become backslash
+    escapes. On failure the temp file is removed and the error raised."""
+    data = text.encode("utf-8", "backslashreplace")
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 @dataclass(frozen=True)
@@ -319,19 +351,47 @@ def render_html(outcomes: list[BoardOutcome], context: dict[str, Any] | None = N
     return _environment().get_template("report.html.j2").render(context or _context(outcomes))
 
 
-def write_reports(outcomes: list[BoardOutcome], directory: Path) -> list[Path]:
-    """report.md, report.html and summary.json under `directory`."""
+def write_reports(outcomes: list[BoardOutcome], directory: Path, *, baseline: bool = False) -> list[Path]:
+    """report.md, report.html and summary.json under `directory` (and baseline.json when asked),
+    each written atomically and on its own: one that cannot be rendered or written costs no
+    other. ReportsNotWritten (one sentence) after all were tried, if any failed; a failed one's
+    copy from an earlier run is removed, so no earlier fleet's report passes for this one's."""
     directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    context = _context(outcomes)  # built once for both
-    for name, text in (
-        ("report.md", render_markdown(outcomes, context)),
-        ("report.html", render_html(outcomes, context)),
-    ):
+    context: dict[str, Any] = {}
+
+    def shared() -> dict[str, Any]:  # built once for both renderings
+        if not context:
+            context.update(_context(outcomes))
+        return context
+
+    jobs: list[tuple[str, Callable[[], str | None]]] = [
+        ("report.md", lambda: render_markdown(outcomes, shared())),
+        ("report.html", lambda: render_html(outcomes, shared())),
+        ("summary.json", lambda: json.dumps(_summary(outcomes), indent=2) + "\n"),
+    ]
+    if baseline:
+        jobs.append(("baseline.json", lambda: write_baseline(outcomes, directory / "baseline.json")))
+    written: list[Path] = []
+    failed: list[tuple[str, BaseException]] = []
+    for name, make in jobs:
         path = directory / name
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    summary = {
+        try:
+            text = make()
+            if text is not None:
+                atomic_write(path, text)
+            if path.exists():
+                written.append(path)
+        except Exception as exc:  # noqa: BLE001 - one report's trouble never costs another
+            failed.append((name, exc))
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+    if failed:
+        raise ReportsNotWritten(_not_written(directory, written, failed))
+    return written
+
+
+def _summary(outcomes: list[BoardOutcome]) -> dict[str, Any]:
+    return {
         o.target: {
             **({"place": o.place} if o.place else {}),
             "profile": o.profile.name,
@@ -343,7 +403,20 @@ def write_reports(outcomes: list[BoardOutcome], directory: Path) -> list[Path]:
         }
         for o in outcomes
     }
-    path = directory / "summary.json"
-    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    written.append(path)
-    return written
+
+
+def _not_written(directory: Path, written: list[Path], failed: list[tuple[str, BaseException]]) -> str:
+    full = any(getattr(e, "errno", None) in (errno.ENOSPC, errno.EDQUOT) for _, e in failed)
+    why = ", ".join(
+        f"{name} ({type(exc).__name__}: {visible(getattr(exc, 'strerror', None) or exc, 200)})"
+        for name, exc in failed
+    )
+    kept = ", ".join(p.name for p in written) or "nothing"
+    fix = (
+        "the disk is full (No space left on device): free space there or give --artifacts another disk"
+        if full
+        else "check that directory"
+    )
+    return (
+        f"the reports could not be written to {directory} in full: not written {why}; written: {kept}; {fix}"
+    )

@@ -12,6 +12,7 @@ of paramiko in the process, and fails as before where invoke is not installed.
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from types import ModuleType
 from typing import Any
@@ -44,4 +45,15 @@ def _load() -> ModuleType:
     return module
 
 
+def _silence() -> None:
+    """paramiko logs a board that breaks the handshake with its own traceback ("Exception
+    (client): …"); without a handler Python's last-resort handler prints it raw on stderr, and
+    pytest shows it under "Captured log". The suite says each failure in one sentence: paramiko's
+    records go nowhere (an application wanting them adds a handler to the "paramiko" logger)."""
+    logger = logging.getLogger("paramiko")
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
 paramiko = _load()
+_silence()

@@ -212,7 +212,10 @@ class Result:
         return self.stdout.decode("utf-8", "replace")
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Lone surrogates too: valid in JSON (a "\ud800" escape), not encodable as UTF-8, so never written raw.
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
 
 
@@ -1248,6 +1251,11 @@ def _connect_error(s: _Settings, e: Exception, elapsed: float) -> TransportError
             )
         return HostUnreachable(
             f"{t} did not talk SSH ({visible(e)}); check that the port is the board's sshd."
+        )
+    if isinstance(e, (EOFError, ConnectionResetError, BrokenPipeError)):  # it answered, then hung up
+        return HostUnreachable(
+            f"{t} closed the connection during the SSH handshake ({visible(str(e) or type(e).__name__)}); "
+            "the board is up: check its sshd log (MaxStartups, a refused address, a broken host key)."
         )
     if isinstance(e, (OSError, EOFError)):
         reason = getattr(e, "strerror", None) or str(e) or type(e).__name__

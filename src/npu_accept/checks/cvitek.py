@@ -21,7 +21,7 @@ MIB = 1 << 20
 def check_cvitek_ion(facts: BoardFacts, profile: Profile) -> CheckResult:
     expected = (profile.memory or {}).get("ion_min_bytes")
     if expected is None:
-        return skipped(CHECK, f"Profile {profile.name} names no ION size for the TPU (memory.ion_min_bytes).")
+        return skipped(CHECK, f"Profile {profile.name} says memory: null (no ION carveout to check).")
     if facts.info is None:
         return failed(CHECK, f"npu-info could not run on the board: {facts.info_error}", "tools")
     ion = facts.info_section("memory").get("ion")

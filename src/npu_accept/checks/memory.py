@@ -15,7 +15,7 @@ CHECK = "memory"
 def check_neutron_pool(facts: BoardFacts, profile: Profile) -> CheckResult:
     minimum = int((profile.memory or {}).get("pool_min_bytes", 0))
     if not profile.memory:
-        return skipped(CHECK, f"Profile {profile.name} names no memory pool to check.")
+        return skipped(CHECK, f"Profile {profile.name} says memory: null (no Neutron pool to check).")
     if facts.info is None:
         return failed(CHECK, f"npu-info could not run on the board: {facts.info_error}", "tools")
     pools = [p for p in (facts.info_section("memory").get("pools") or []) if isinstance(p, dict)]

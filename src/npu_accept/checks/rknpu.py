@@ -25,7 +25,7 @@ CHECK = "memory"
 def check_rknpu_sram(facts: BoardFacts, profile: Profile) -> CheckResult:
     expected = (profile.memory or {}).get("sram_bytes")
     if expected is None:
-        return skipped(CHECK, f"Profile {profile.name} names no NPU SRAM size (memory.sram_bytes).")
+        return skipped(CHECK, f"Profile {profile.name} says memory: null (no NPU SRAM to check).")
     if facts.info is None:
         return failed(CHECK, f"npu-info could not run on the board: {facts.info_error}", "tools")
     sram = facts.info_section("memory").get("sram") or {}

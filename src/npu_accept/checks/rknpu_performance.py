@@ -38,6 +38,8 @@ def check_rknpu_performance(facts: BoardFacts, profile: Profile) -> CheckResult:
         extra = (
             f"; with {pinned} NPU/CPU frequency governor(s) pinned to performance and restored after: "
             if pinned
+            else f"; {record['not_pinned']}, so nothing was pinned: again unpinned: "
+            if record.get("not_pinned")
             else "; the board exposes no frequency governor to pin, so again unpinned: "
         ) + ", ".join(said)
     cores = _multicore(facts)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from npu_accept import npyio
+from npu_accept.artifacts import keep
 from npu_accept.transport import CommandTimeout, TransportError, visible
 from npu_accept.untrusted import BoardDataError, output_name, validated
 
@@ -82,7 +83,7 @@ def collect_determinism(
         except (CommandTimeout, TransportError, RuntimeError, npyio.NpyError) as exc:
             record["error"] = str(exc)
         records[name] = record
-    (artifacts / "determinism.json").write_text(json.dumps(records, indent=1) + "\n")
+    keep(artifacts / "determinism.json", json.dumps(records, indent=1) + "\n")
     return {FACT_KEY: records}
 
 

@@ -4,9 +4,12 @@ back afterwards whatever happens (RKNN SDK v2.3.2 user guide 8.1.1: fix the CPU,
 frequencies before measuring, e.g. `echo performance | tee $(find /sys/ -name *governor)`).
 
 The governors are the NPU's devfreq (`/sys/class/devfreq/*npu*/governor`) and every CPU policy
-(`/sys/devices/system/cpu/cpufreq/policy*/scaling_governor`). Their values are read first, pinned
-for the runs and written back in a `finally`; the record says what was pinned and whether every
-value read back as it was.
+(`/sys/devices/system/cpu/cpufreq/policy*/scaling_governor`). Their values are read first and
+recorded on the board (SAVED_PATH) before anything is pinned, pinned for the runs and written
+back in a `finally`; the board's record is removed once every value reads back as it was. A run
+that died while pinned (SIGKILL, a lost host) leaves the record: the next run writes those
+values back first and takes them as the originals, never its predecessor's pinned ones. The
+record says what was pinned, what was recovered and whether every value read back as it was.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from npu_accept.artifacts import keep
 from npu_accept.collectors.board import run_bounded, upload_inputs
 from npu_accept.transport import CommandTimeout, TransportError
 
@@ -29,6 +33,53 @@ GOVERNOR_GLOBS = (
 )
 TIMEOUT_S = 30.0
 RUN_TIMEOUT_S = 600.0
+# The original values while they are pinned, "path=value" lines; outlives the run's temp dir.
+SAVED_PATH = "/tmp/npu-accept-governors.saved"
+
+
+def _parse(text: str) -> dict[str, str]:
+    found = {}
+    for line in text.splitlines():
+        path, sep, value = line.partition("=")
+        if sep and path.startswith("/sys/") and "\n" not in value:
+            found[path] = value.strip()
+    return found
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
+
+
+def read_saved(link: Any) -> dict[str, str]:
+    """The originals an earlier run recorded on the board and did not restore ({} if none)."""
+    result = run_bounded(link, f"cat {shlex.quote(SAVED_PATH)} 2>/dev/null; true", TIMEOUT_S)
+    return _parse(_text(result.stdout))
+
+
+def save(link: Any, values: dict[str, str]) -> bool:
+    """Record the originals on the board (temp file, then rename); False if it could not."""
+    lines = "".join(f"{p}={v}\n" for p, v in values.items())
+    saved = shlex.quote(SAVED_PATH)
+    script = f"printf %s {shlex.quote(lines)} > {saved}.tmp && mv -f {saved}.tmp {saved}"
+    result = run_bounded(link, script, TIMEOUT_S)
+    if result.exit_code != 0:
+        run_bounded(link, f"rm -f {saved}.tmp", TIMEOUT_S)
+    return result.exit_code == 0
+
+
+def recovery_sh() -> str:
+    """Board-side shell: write back the originals a killed run recorded, then drop the record
+    (kept if a value could not be written back). Run under the board lock before anything else."""
+    saved = shlex.quote(SAVED_PATH)
+    return (
+        f"if [ -f {saved} ]; then gok=1; while IFS= read -r gl; do gp=${{gl%%=*}}; gv=${{gl#*=}}; "
+        'case "$gp" in /sys/*) [ -f "$gp" ] && { echo "$gv" > "$gp" || gok=0; } 2>/dev/null;; esac; '
+        f"done < {saved}; [ $gok = 1 ] && rm -f {saved}; fi"
+    )
+
+
+def forget(link: Any) -> None:
+    run_bounded(link, f"rm -f {shlex.quote(SAVED_PATH)}", TIMEOUT_S)
 
 
 def read_governors(link: Any) -> dict[str, str]:
@@ -38,16 +89,7 @@ def read_governors(link: Any) -> dict[str, str]:
         + " ".join(GOVERNOR_GLOBS)
         + '; do [ -f "$f" ] && printf "%s=%s\\n" "$f" "$(cat "$f")"; done; true'
     )
-    result = run_bounded(link, script, TIMEOUT_S)
-    text = (
-        result.stdout.decode("utf-8", "replace") if isinstance(result.stdout, bytes) else str(result.stdout)
-    )
-    found = {}
-    for line in text.splitlines():
-        path, sep, value = line.partition("=")
-        if sep and path.startswith("/sys/"):
-            found[path] = value.strip()
-    return found
+    return _parse(_text(run_bounded(link, script, TIMEOUT_S).stdout))
 
 
 def write_governors(link: Any, values: dict[str, str]) -> list[str]:
@@ -62,9 +104,20 @@ def write_governors(link: Any, values: dict[str, str]) -> list[str]:
 
 @contextmanager
 def pinned(link: Any, record: dict[str, Any]) -> Iterator[dict[str, str]]:
-    """Pin every governor to "performance" for the block; restore them after it, also when it raises."""
-    before = read_governors(link)
-    record.update(governors=before, pinned=[], restored=None, not_restored=[])
+    """Pin every governor to "performance" for the block; restore them after it, also when it
+    raises. The originals are recorded on the board first (an earlier run's record, if one was
+    left, is restored and kept as the originals); nothing is pinned if they cannot be recorded."""
+    recovered = read_saved(link)
+    if recovered:
+        write_governors(link, recovered)
+    before = {**read_governors(link), **recovered}
+    record.update(governors=before, pinned=[], restored=None, not_restored=[], recovered=sorted(recovered))
+    if not save(link, before):
+        record["not_pinned"] = (
+            f"the original governors could not be recorded in {SAVED_PATH} (board /tmp full?)"
+        )
+        yield before
+        return
     try:
         record["pinned"] = [
             p for p in before if p not in write_governors(link, dict.fromkeys(before, PINNED))
@@ -75,6 +128,8 @@ def pinned(link: Any, record: dict[str, Any]) -> Iterator[dict[str, str]]:
         after = read_governors(link)
         record["not_restored"] = [p for p, v in before.items() if after.get(p) != v]
         record["restored"] = not record["not_restored"]
+        if record["restored"]:
+            forget(link)
 
 
 def collect_pinned_performance(
@@ -88,7 +143,7 @@ def collect_pinned_performance(
                 record["models"][spec.name] = _timed_run(connection, remote_dir, spec, profile)
     except (CommandTimeout, TransportError) as exc:
         record["error"] = str(exc)
-    (artifacts / "pinned-performance.json").write_text(json.dumps(record, indent=1) + "\n")
+    keep(artifacts / "pinned-performance.json", json.dumps(record, indent=1) + "\n")
     return {FACT_KEY: record}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from npu_accept.artifacts import keep
 from npu_accept.collectors.board import run_bounded
 from npu_accept.transport import CommandTimeout, OutputFlood
 
@@ -37,5 +38,5 @@ def collect_kernel_log(
             }
         }
     lines = [line[:MAX_LINE_CHARS] for line in text.splitlines()[-MAX_LINES:]]
-    (artifacts / "dmesg.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    keep(artifacts / "dmesg.txt", "\n".join(lines) + "\n")
     return {FACT_KEY: {"lines": lines, "error": None}}

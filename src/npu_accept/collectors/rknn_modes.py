@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from npu_accept.artifacts import keep
 from npu_accept.collectors.board import run_bounded, upload_inputs
 from npu_accept.transport import CommandTimeout, TransportError
 
@@ -52,7 +53,7 @@ def collect_rknn_modes(
         except (CommandTimeout, TransportError, RuntimeError) as exc:
             record["sram"].setdefault(name, {"used_bytes": None, "error": str(exc)})
             record["multicore"].setdefault(name, {"error": str(exc)})
-    (artifacts / "rknn-modes.json").write_text(json.dumps(record, indent=1) + "\n")
+    keep(artifacts / "rknn-modes.json", json.dumps(record, indent=1) + "\n")
     return {FACT_KEY: record}
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,7 @@ def parse_flash_section(section: Any, board: str, family: str, source: Path) -> 
             f"Board profile {source} has no 'flash:' section, so npu-flash does not know "
             "how to write this board; add one as docs/design.md 'Flashing' describes."
         )
-    if not isinstance(section, dict):
+    if not isinstance(section, Mapping):
         raise FlashError(
             f"Board profile {source}: key 'flash' must be a mapping; see docs/design.md 'Flashing'."
         )
