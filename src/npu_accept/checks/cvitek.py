@@ -19,7 +19,7 @@ MIB = 1 << 20
 
 
 def check_cvitek_ion(facts: BoardFacts, profile: Profile) -> CheckResult:
-    expected = (profile.memory or {}).get("ion_min_bytes")
+    expected = profile.memory.get("ion_min_bytes") if profile.memory else None
     if expected is None:
         return skipped(CHECK, f"Profile {profile.name} says memory: null (no ION carveout to check).")
     if facts.info is None:

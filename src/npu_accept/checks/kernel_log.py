@@ -52,7 +52,7 @@ def check_kernel_log(facts: BoardFacts, profile: Profile) -> CheckResult:
             "kernel-log-unreadable",
         )
     try:
-        allow = compile_allowlist((profile.kernel_log or {}).get("allow") or [])
+        allow = compile_allowlist((profile.kernel_log.get("allow") if profile.kernel_log else None) or [])
     except ValueError as exc:
         return failed(CHECK, f"Profile {profile.name}: {exc}; fix kernel_log.allow.", "profile")
     lines = [str(line) for line in record.get("lines") or []]

@@ -13,7 +13,7 @@ CHECK = "memory"
 
 
 def check_neutron_pool(facts: BoardFacts, profile: Profile) -> CheckResult:
-    minimum = int((profile.memory or {}).get("pool_min_bytes", 0))
+    minimum = int((profile.memory.get("pool_min_bytes") if profile.memory else None) or 0)
     if not profile.memory:
         return skipped(CHECK, f"Profile {profile.name} says memory: null (no Neutron pool to check).")
     if facts.info is None:

@@ -21,7 +21,7 @@ CHECK = "pairing"
 
 
 def check_neutron_pairing(facts: BoardFacts, profile: Profile) -> CheckResult:
-    converter = (profile.pairing or {}).get("converter")
+    converter = profile.pairing.get("converter") if profile.pairing else None
     if not converter:
         return skipped(
             CHECK,

@@ -23,7 +23,7 @@ CHECK = "memory"
 
 
 def check_rknpu_sram(facts: BoardFacts, profile: Profile) -> CheckResult:
-    expected = (profile.memory or {}).get("sram_bytes")
+    expected = profile.memory.get("sram_bytes") if profile.memory else None
     if expected is None:
         return skipped(CHECK, f"Profile {profile.name} says memory: null (no NPU SRAM to check).")
     if facts.info is None:

@@ -39,7 +39,7 @@ def load_flash_spec(board: str, profiles_dirs: Sequence[Path] = ()) -> FlashSpec
     return parse_flash_section(profile.flash, profile.name, profile.family, profile.source)
 
 
-def _key(section: dict[str, Any], key: str, kind: type, source: Path, required: bool = False) -> Any:
+def _key(section: Mapping[str, Any], key: str, kind: type, source: Path, required: bool = False) -> Any:
     value = section.get(key)
     if value is None:
         if required:
