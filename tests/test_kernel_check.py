@@ -25,6 +25,7 @@ from devicetree import RECORDS, record_mismatches
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_CHECK = ROOT / "scripts" / "kernel-check"
+FRAGMENT_RK3588 = "meta-npu/dynamic-layers/rockchip/recipes-kernel/linux/files/rknpu-sram-rk3588.dtsi"
 
 # entry -> (kas file, board .dts path in the tree, record of its SoC tree or None, record's root
 # compatible for the stand-in board file: the profile's soc.compatible)
@@ -37,11 +38,11 @@ ENTRIES = {
     ),
     "RK3576_EVB": ("kas/rk3576-evb.yml", "rockchip/rk3576-evb1-v10-linux", "rk3576-bsp", "rockchip,rk3576"),
     "ROCK_5B": ("kas/rock-5b.yml", "rockchip/rk3588-rock-5b", None, "rockchip,rk3588"),
-    "IMX95_VERDIN": ("kas/imx95-verdin.yml", "freescale/imx95-19x19-verdin", None, "fsl,imx95"),
+    "IMX95_VERDIN": ("kas/imx95-verdin.yml", "freescale/imx95-19x19-verdin", "imx95-evk", "fsl,imx95"),
     "IMX95_VERDIN_COMMUNITY": (
         "kas/imx95-verdin-community.yml",
         "freescale/imx95-19x19-verdin",
-        None,
+        "imx95-evk",
         "fsl,imx95",
     ),
 }
@@ -65,12 +66,31 @@ def subset_tree(tmp: Path, entry: str, soc_text: str | None = None) -> Path:
     return tree
 
 
-@pytest.mark.parametrize("entry", ["RK3588_EVB", "RK3576_EVB"])
+@pytest.mark.parametrize("entry", ["RK3588_EVB", "RK3576_EVB", "IMX95_VERDIN_COMMUNITY"])
 def test_fragment_compiles_in_the_subset_and_meets_the_profile(entry: str, tmp_path: Path) -> None:
     tree = subset_tree(tmp_path, entry)
     proc = kernel_check("--tree", tree, "--entry", ENTRIES[entry][0], "--skip-config")
     assert proc.returncode == 0, proc.stderr
     assert "the profile's requirements hold" in proc.stdout
+
+
+def test_a_pool_smaller_than_the_profile_is_named(tmp_path: Path) -> None:
+    """The i.MX95 profile wants a Neutron pool of at least memory.pool_min_bytes (128 MiB)."""
+    tree = subset_tree(tmp_path, "IMX95_VERDIN_COMMUNITY")
+    fragment = tmp_path / "small-pool.dtsi"
+    fragment.write_text(
+        (
+            ROOT
+            / "meta-npu/dynamic-layers/freescale-layer/recipes-kernel/linux/linux-imx/imx95-neutron-pool.dtsi"
+        )
+        .read_text()
+        .replace("size = <0x0 0x08000000>;", "size = <0x0 0x04000000>;")
+    )
+    proc = kernel_check(
+        "--tree", tree, "--entry", "kas/imx95-verdin-community.yml", "--skip-config", "--fragment", fragment
+    )
+    assert proc.returncode == 1
+    assert "neutron-pool is 0x4000000 bytes, the profile wants at least 0x8000000" in proc.stderr
 
 
 def test_buildroot_fragment_selects_the_same_board(tmp_path: Path) -> None:
@@ -104,6 +124,21 @@ def test_mainline_label_in_a_bsp_tree_is_named(tmp_path: Path) -> None:
         "Rockchip's BSP 6.1 rk3588s.dtsi, system_sram2 in mainline)."
     ]
     assert "Traceback" not in proc.stderr
+
+
+def test_the_old_fragment_label_stops_with_kernel_checks_sentence(tmp_path: Path) -> None:
+    """The fragment as it was before issue 25 (&system_sram2, mainline's label) against the BSP
+    6.1 tree (syssram): one sentence naming the fragment, the label and the fix."""
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    old = tmp_path / "rknpu-sram-rk3588.dtsi"
+    old.write_text((ROOT / FRAGMENT_RK3588).read_text().replace("&syssram {", "&system_sram2 {"))
+    proc = kernel_check("--tree", tree, "--entry", "kas/rk3588-evb.yml", "--skip-config", "--fragment", old)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "rknpu-sram-rk3588.dtsi refers to label system_sram2, which rockchip/rk3588-evb1-lp4-v10-linux.dts "
+        "and its includes do not define in this kernel tree: use the label this tree gives the node (e.g. "
+        "syssram in Rockchip's BSP 6.1 rk3588s.dtsi, system_sram2 in mainline)."
+    ]
 
 
 def test_an_sram_user_the_fragment_leaves_is_an_overlap(tmp_path: Path) -> None:
