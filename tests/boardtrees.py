@@ -53,25 +53,35 @@ MEMMAP_H = """#define CVIMMAP_FRAMEBUFFER_ADDR 0x8b13e000  /* offset 177.2421875
 #define CVIMMAP_OPENSBI_SIZE 0x80000  /* 512.0KiB */
 """
 
-# Stand-in for the SDK's cv181x_base_riscv.dtsi (+ cv181x_base.dtsi): only what the board tree
-# relies on, named as there.
+# Stand-in for the SDK's cv181x_base_riscv.dtsi (+ cv181x_base.dtsi): what the board tree and
+# cvi-memmap-check rely on, named and placed as there (milkv-duo/duo-buildroot-sdk-v2
+# build/boards/default/dts: cv181x_riscv/cv181x_base_riscv.dtsi at 824f3ac23c23 — the PLIC
+# "plic0: interrupt-controller@70000000" under /soc, the TPU's interrupts and interrupt-names;
+# cv181x/cv181x_base.dtsi at c5adb094fe90 — /tpu's compatible, reg, reg-names, clock-names,
+# reset-names, the ION heap, and "fb_reserved: cvifb" in reserved-memory from the memory-map
+# header's CVIMMAP_FRAMEBUFFER_ADDR/_SIZE, which ends where the ION carveout starts). Still written
+# by hand (the SDK trees use cpp macros of the generated header); clocks and resets are left out
+# (their CV181X_CLK_*/RST_* values are in dt-bindings headers not read here), and the interrupt
+# type is written as 4 (IRQ_TYPE_LEVEL_HIGH of Linux's dt-bindings/interrupt-controller/irq.h).
 SOC_STUB = """#include "cvi_board_memmap.h"
 /memreserve/ CVIMMAP_MONITOR_ADDR CVIMMAP_OPENSBI_SIZE;
 / {
 	compatible = "cvitek,cv181x";
-	#address-cells = <2>;
-	#size-cells = <2>;
-	clk: clock-controller {
-		#clock-cells = <1>;
-	};
-	rst: reset-controller {
-		#reset-cells = <1>;
-	};
-	plic0: interrupt-controller@70000000 {
-		reg = <0x0 0x70000000 0x0 0x4000000>;
-		interrupt-controller;
-		#interrupt-cells = <2>;
-		#address-cells = <0>;
+	#size-cells = <0x2>;
+	#address-cells = <0x2>;
+	soc {
+		#address-cells = <0x02>;
+		#size-cells = <0x02>;
+		compatible = "simple-bus";
+		ranges;
+		plic0: interrupt-controller@70000000 {
+			reg-names = "control";
+			reg = <0x00 0x70000000 0x00 0x4000000>;
+			interrupt-controller;
+			compatible = "riscv,plic0";
+			#interrupt-cells = <0x02>;
+			#address-cells = <0x00>;
+		};
 	};
 	TPU_NODE
 	cvitek-ion {
@@ -81,6 +91,24 @@ SOC_STUB = """#include "cvi_board_memmap.h"
 			memory-region = <&ion_reserved>;
 		};
 	};
+#if (CVIMMAP_FRAMEBUFFER_SIZE > 0)
+	reserved-memory {
+		#size-cells = <0x2>;
+		#address-cells = <0x2>;
+		ranges;
+		fb_reserved: cvifb {
+			alloc-ranges = <0x0 CVIMMAP_FRAMEBUFFER_ADDR 0 CVIMMAP_FRAMEBUFFER_SIZE>;
+			size = <0x0 CVIMMAP_FRAMEBUFFER_SIZE>;
+			no-map;
+		};
+	};
+	cvifb {
+		compatible = "cvitek,fb";
+		memory-region = <&fb_reserved>;
+		reg = <0x0 0x0a088000 0x0 0x1000>;
+		reg-names = "disp";
+	};
+#endif
 	emmc: cv-emmc@4300000 {
 		reg = <0x0 0x4300000 0x0 0x1000>;
 	};
@@ -91,10 +119,12 @@ SOC_STUB = """#include "cvi_board_memmap.h"
 """
 TPU_NODE = """tpu {
 		compatible = "cvitek,tpu";
-		reg = <0x0 0x0c100000 0x0 0x1000>, <0x0 0x0c101000 0x0 0x1000>;
-		clocks = <&clk 15>, <&clk 16>;
-		resets = <&rst 7>, <&rst 8>, <&rst 9>;
+		reg-names = "tdma", "tiu";
+		reg = <0x0 0x0C100000 0x0 0x1000>, <0x0 0x0C101000 0x0 0x1000>;
+		clock-names = "clk_tpu_axi", "clk_tpu_fab";
+		reset-names = "res_tdma", "res_tpu", "res_tpusys";
 		interrupts = <75 4>, <76 4>;
+		interrupt-names = "tiu_irq", "tdma_irq";
 		interrupt-parent = <&plic0>;
 	};"""
 SD_STUB = "/ {\n\t/delete-node/ cv-emmc@4300000;\n\t/delete-node/ cv-spinf@4060000;\n};\n"
