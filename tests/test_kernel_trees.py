@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from devicetree import RECORDS, compile_dts, record_mismatches
+from boardtrees import CV181X_BOARD_STUBS
+from devicetree import RECORDS, cells, compile_dts, fdtget, record_mismatches
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATOR = ROOT / "scripts" / "kernel-trees"
@@ -81,3 +82,21 @@ def test_a_tree_that_differs_from_its_record_is_named(tmp_path: Path) -> None:
     dtb = compile_tree(text, tmp_path)
     problems = record_mismatches(dtb, record)
     assert any("rcb-min-width" in p and "256" not in p.split("recorded")[1] for p in problems), problems
+
+
+def test_duo_framebuffer_ends_where_the_ion_carveout_starts(tmp_path: Path) -> None:
+    """The Duo stand-in carries the SDK's reserved-memory/cvifb (cv181x_base.dtsi at c5adb094,
+    sized by U-Boot's memory-map header) beside meta-npu's ION region, as the real tree does."""
+    files = ROOT / "meta-npu/dynamic-layers/riscv-layer/recipes-kernel/linux/files"
+    dts = tmp_path / "dts"
+    for name, text in CV181X_BOARD_STUBS.items():
+        (dts / name).parent.mkdir(parents=True, exist_ok=True)
+        (dts / name).write_text(text)
+    for name in ("sg2002-milkv-duo256m-npu.dts", "sg2002-milkv-duo256m-tpu-ion.dtsi"):
+        shutil.copy(files / name, dts / name)
+    dtb = compile_dts(dts / "sg2002-milkv-duo256m-npu.dts", tmp_path / "duo.dtb", (dts / "sg2002",))
+    fb = cells(dtb, "/reserved-memory/cvifb", "alloc-ranges")
+    ion = cells(dtb, "/reserved-memory/ion", "alloc-ranges")
+    assert fb[1] + fb[3] == ion[1] == 0x8B300000
+    assert fdtget(dtb, "/soc/interrupt-controller@70000000", "compatible") == "riscv,plic0"
+    assert fdtget(dtb, "/tpu", "interrupt-names").split() == ["tiu_irq", "tdma_irq"]
