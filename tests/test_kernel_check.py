@@ -254,3 +254,36 @@ def test_real_tree_tests_skip_with_the_variable_named() -> None:
     )
     assert "NPU_KERNEL_SRC_ROCK_5B is not set" in proc.stdout
     assert shutil.which("dtc")
+
+
+def test_the_builds_config_mode_passes_a_config_with_every_option(tmp_path: Path) -> None:
+    """What do_npu_kernel_check and the Buildroot hook run: --machine and the build's .config."""
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    cfg = ROOT / "meta-npu/dynamic-layers/rockchip/recipes-kernel/linux/files/rknpu.cfg"
+    config = tmp_path / ".config"
+    config.write_text(cfg.read_text())
+    proc = kernel_check("--tree", tree, "--machine", "rockchip-rk3588-evb", "--config", config)
+    assert proc.returncode == 0, proc.stderr
+    assert "every option of rknpu.cfg is set" in proc.stdout
+
+
+def test_the_builds_config_mode_names_a_dropped_option(tmp_path: Path) -> None:
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    cfg = ROOT / "meta-npu/dynamic-layers/rockchip/recipes-kernel/linux/files/rknpu.cfg"
+    config = tmp_path / ".config"
+    config.write_text(
+        cfg.read_text().replace("CONFIG_ROCKCHIP_RKNPU_SRAM=y", "# CONFIG_ROCKCHIP_RKNPU_SRAM is not set")
+    )
+    proc = kernel_check("--tree", tree, "--machine", "rockchip-rk3588-evb", "--config", config, "--skip-dtb")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "rknpu.cfg sets CONFIG_ROCKCHIP_RKNPU_SRAM=y, which no Kconfig of this tree "
+        "defines: drop it or build "
+        "the kernel that has it."
+    ]
+
+
+def test_an_unknown_machine_is_bad_input(tmp_path: Path) -> None:
+    proc = kernel_check("--tree", tmp_path, "--machine", "qemuarm64", "--skip-config")
+    assert proc.returncode == 2
+    assert "machine 'qemuarm64' is not one kernel-check knows" in proc.stderr
