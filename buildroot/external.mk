@@ -40,6 +40,26 @@ BR_NO_CHECK_HASH_FOR += $(LINUX_SOURCE)
 LINUX_HASH_FILES = $(BR2_EXTERNAL_NPU_PATH)/board/rockchip/linux.hash
 endif
 
+# The machine whose kernel pieces kernel-check holds the kernel to: the BSP route's board, or the
+# ROCK 5B of the Rocket route (rocket.cfg and the board DTB's NPU cores).
+NPU_KERNEL_CHECK_MACHINE = $(if $(BR2_NPU_ROCKET),rock-5b,$(NPU_ROCKCHIP_BOARD))
+
+ifneq ($(BR2_NPU_RKNPU_BSP_KERNEL)$(BR2_NPU_ROCKET),)
+# Before the kernel compiles, scripts/kernel-check (beside this tree) builds the board DTB with
+# the SRAM fragment (BSP route) from a copy of the kernel's dts tree, checks what the board's
+# profile requires and that every option of rknpu.cfg / rocket.cfg is in the kernel's .config: a
+# label the BSP tree lacks stops the build with one sentence, not with a dtc error. Exit 2 (it
+# could not check, e.g. no PyYAML) only warns.
+define NPU_LINUX_KERNEL_CHECK
+	rc=0; python3 $(BR2_EXTERNAL_NPU_PATH)/../scripts/kernel-check --tree $(LINUX_DIR) \
+		--machine $(NPU_KERNEL_CHECK_MACHINE) --config $(LINUX_DIR)/.config \
+		--workdir $(BUILD_DIR)/npu-kernel-check || rc=$$?; \
+	if [ $$rc = 1 ]; then exit 1; elif [ $$rc != 0 ]; then \
+		echo "meta-npu: kernel-check could not check this kernel (above); building on"; fi
+endef
+LINUX_PRE_BUILD_HOOKS += NPU_LINUX_KERNEL_CHECK
+endif
+
 ifeq ($(BR2_NPU_ROCKET),y)
 # Buildroot 2025.02's linux/linux.hash holds the hash of LICENSES/preferred/GPL-2.0 before
 # Linux 6.17 changed it (Buildroot later split the file at 6.17, commit 0e3ddc9dc8): the 6.18

@@ -100,3 +100,63 @@ def walk(dtb: Path, node: str = "/") -> list[str]:
     for child in fdtget(dtb, "-l", node).split():
         paths += walk(dtb, f"{node.rstrip('/')}/{child}")
     return paths
+
+
+# --- recorded upstream values (tests/data/kernel-trees/*.json) ------------------------------------
+
+RECORDS = ROOT / "tests" / "data" / "kernel-trees"
+
+
+def _record_value(text: str, labels: dict[str, int]) -> tuple[str, list]:
+    """A recorded property's dts text as fdtget prints it: ("s", strings) or ("x", cells)."""
+    text = text.strip()
+    if not text:
+        return "x", []
+    if text.startswith('"'):
+        return "s", re.findall(r'"([^"]*)"', text)
+    values: list[int] = []
+    for group in re.findall(r"<([^>]*)>", text):
+        for token in group.split():
+            values.append(labels[token[1:]] if token.startswith("&") else int(token, 0))
+    return "x", values
+
+
+def record_mismatches(dtb: Path, record: dict, prefix: str = "") -> list[str]:
+    """One sentence per recorded node or property that the compiled tree DTB does not carry as
+    recorded. PREFIX is where the record's root sits in DTB (e.g. "/soc")."""
+    problems: list[str] = []
+    labels: dict[str, int] = {}
+    for spec in record["nodes"]:
+        path = prefix + spec["path"]
+        if spec.get("label") and _exists(dtb, path) and "phandle" in properties(dtb, path):
+            labels[spec["label"]] = int(fdtget(dtb, "-t", "x", path, "phandle"), 16)
+    for spec in record["nodes"]:
+        path = prefix + spec["path"]
+        if not _exists(dtb, path):
+            problems.append(f"{record['name']}: {path} is recorded but not in the tree.")
+            continue
+        present = properties(dtb, path)
+        for name, text in spec["props"]:
+            if name not in present:
+                problems.append(f"{record['name']}: {path} lacks {name} (recorded: {text}).")
+                continue
+            try:
+                kind, want = _record_value(text, labels)
+            except KeyError as err:
+                problems.append(
+                    f"{record['name']}: {path} {name} refers to {err}, which has no phandle in the tree."
+                )
+                continue
+            if not want:
+                continue
+            got_text = fdtget(dtb, "-t", kind, path, name)
+            got = got_text.split() if kind == "s" else [int(v, 16) for v in got_text.split()]
+            if kind == "s":
+                want = " ".join(want).split()
+            if got != want:
+                problems.append(f"{record['name']}: {path} {name} is {got_text!r}, recorded {text!r}.")
+    return problems
+
+
+def _exists(dtb: Path, path: str) -> bool:
+    return run(tool("fdtget"), dtb, "-l", path).returncode == 0

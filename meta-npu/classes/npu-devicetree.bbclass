@@ -24,6 +24,7 @@ python __anonymous() {
     d.appendVar('SRC_URI', ' file://' + fragment)
     d.appendVarFlag('do_patch', 'postfuncs', ' npu_dts_include')
     d.appendVarFlag('do_patch', 'vardeps', ' NPU_DTS_FRAGMENT NPU_BOOT_DTB')
+    bb.build.addtask('do_npu_kernel_check', 'do_compile', 'do_configure', d)
 }
 
 npu_dts_include() {
@@ -39,3 +40,33 @@ npu_dts_include() {
         fi
     done
 }
+
+# Before the kernel compiles, scripts/kernel-check (beside this layer in the meta-npu repository)
+# builds the boot DTB with the fragment from a copy of ${S}'s dts tree, reads back what the
+# board's acceptance profile requires, and checks that every option of the recipe's .cfg
+# fragments is set in the merged ${B}/.config: a label the kernel tree lacks, or an option its
+# Kconfig drops, stops the build with kernel-check's sentence instead of a dtc error deep in
+# do_compile. A machine kernel-check does not know, or a layer used without the repository's
+# scripts/, gets a warning or a note and the build goes on.
+python do_npu_kernel_check() {
+    import subprocess
+    cls = bb.utils.which(d.getVar('BBPATH'), 'classes/npu-devicetree.bbclass')
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(cls))), 'scripts', 'kernel-check') if cls else ''
+    if not os.path.isfile(script):
+        bb.note('scripts/kernel-check is not beside this layer: the kernel tree is not checked.')
+        return
+    work = os.path.join(d.getVar('WORKDIR'), 'npu-kernel-check')
+    bb.utils.remove(work, recurse=True)
+    cmd = ['python3', script, '--tree', d.getVar('S'), '--machine', d.getVar('MACHINE'),
+           '--config', os.path.join(d.getVar('B'), '.config'), '--workdir', work]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode == 1:
+        bb.fatal(proc.stderr.strip())
+    elif proc.returncode:
+        bb.warn('kernel-check could not check this kernel: ' + proc.stderr.strip())
+    else:
+        bb.note(proc.stdout.strip())
+}
+# dtc and fdtget for the DTB step (the kernel's own scripts/dtc is built only in do_compile).
+do_npu_kernel_check[depends] += "dtc-native:do_populate_sysroot"
+do_npu_kernel_check[vardeps] += "NPU_DTS_FRAGMENT NPU_BOOT_DTB"

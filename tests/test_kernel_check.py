@@ -1,0 +1,289 @@
+# SPDX-License-Identifier: MIT
+"""scripts/kernel-check: meta-npu's fragment, boot DTB and kernel options in a board's kernel tree.
+
+In CI the trees are subsets laid out as the kernel lays them out: the board .dts over the minimal
+SoC tree scripts/kernel-trees writes from recorded upstream values (tests/data/kernel-trees).
+Each check has a twin that breaks it (the RK3588 BSP label, an SRAM overlap, a wrong entry).
+
+Real trees: set NPU_KERNEL_SRC_<ENTRY> (e.g. NPU_KERNEL_SRC_RK3588_EVB=/path/to/linux) to a kernel
+tree of that entry (a checkout at the pinned commit, BitBake's ${S}, or an assembled subset); the
+real-tree tests then run kernel-check's whole check there and hold the tree's DTB against the
+recorded upstream values. Without the variable they are skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from devicetree import RECORDS, record_mismatches
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL_CHECK = ROOT / "scripts" / "kernel-check"
+FRAGMENT_RK3588 = "meta-npu/dynamic-layers/rockchip/recipes-kernel/linux/files/rknpu-sram-rk3588.dtsi"
+
+# entry -> (kas file, board .dts path in the tree, record of its SoC tree or None, record's root
+# compatible for the stand-in board file: the profile's soc.compatible)
+ENTRIES = {
+    "RK3588_EVB": (
+        "kas/rk3588-evb.yml",
+        "rockchip/rk3588-evb1-lp4-v10-linux",
+        "rk3588-bsp",
+        "rockchip,rk3588",
+    ),
+    "RK3576_EVB": ("kas/rk3576-evb.yml", "rockchip/rk3576-evb1-v10-linux", "rk3576-bsp", "rockchip,rk3576"),
+    "ROCK_5B": ("kas/rock-5b.yml", "rockchip/rk3588-rock-5b", None, "rockchip,rk3588"),
+    "IMX95_VERDIN": ("kas/imx95-verdin.yml", "freescale/imx95-19x19-verdin", "imx95-evk", "fsl,imx95"),
+    "IMX95_VERDIN_COMMUNITY": (
+        "kas/imx95-verdin-community.yml",
+        "freescale/imx95-19x19-verdin",
+        "imx95-evk",
+        "fsl,imx95",
+    ),
+}
+
+
+def kernel_check(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(KERNEL_CHECK), *map(str, args)], text=True, capture_output=True, check=False
+    )
+
+
+def subset_tree(tmp: Path, entry: str, soc_text: str | None = None) -> Path:
+    """A kernel tree subset: the board .dts over the generated minimal SoC tree."""
+    _, board, record, compatible = ENTRIES[entry]
+    tree = tmp / "linux"
+    dts = tree / "arch" / "arm64" / "boot" / "dts" / f"{board}.dts"
+    dts.parent.mkdir(parents=True)
+    soc = f"{record}.dtsi"
+    (dts.parent / soc).write_text(soc_text if soc_text is not None else (RECORDS / soc).read_text())
+    dts.write_text(f'/dts-v1/;\n#include "{soc}"\n\n/ {{\n\tcompatible = "{compatible}";\n}};\n')
+    return tree
+
+
+@pytest.mark.parametrize("entry", ["RK3588_EVB", "RK3576_EVB", "IMX95_VERDIN_COMMUNITY"])
+def test_fragment_compiles_in_the_subset_and_meets_the_profile(entry: str, tmp_path: Path) -> None:
+    tree = subset_tree(tmp_path, entry)
+    proc = kernel_check("--tree", tree, "--entry", ENTRIES[entry][0], "--skip-config")
+    assert proc.returncode == 0, proc.stderr
+    assert "the profile's requirements hold" in proc.stdout
+
+
+def test_a_pool_smaller_than_the_profile_is_named(tmp_path: Path) -> None:
+    """The i.MX95 profile wants a Neutron pool of at least memory.pool_min_bytes (128 MiB)."""
+    tree = subset_tree(tmp_path, "IMX95_VERDIN_COMMUNITY")
+    fragment = tmp_path / "small-pool.dtsi"
+    fragment.write_text(
+        (
+            ROOT
+            / "meta-npu/dynamic-layers/freescale-layer/recipes-kernel/linux/linux-imx/imx95-neutron-pool.dtsi"
+        )
+        .read_text()
+        .replace("size = <0x0 0x08000000>;", "size = <0x0 0x04000000>;")
+    )
+    proc = kernel_check(
+        "--tree", tree, "--entry", "kas/imx95-verdin-community.yml", "--skip-config", "--fragment", fragment
+    )
+    assert proc.returncode == 1
+    assert "neutron-pool is 0x4000000 bytes, the profile wants at least 0x8000000" in proc.stderr
+
+
+def test_buildroot_fragment_selects_the_same_board(tmp_path: Path) -> None:
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    proc = kernel_check(
+        "--tree",
+        tree,
+        "--buildroot-fragment",
+        ROOT / "buildroot/board/rockchip/rk3588-evb/npu.config",
+        "--skip-config",
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_mainline_label_in_a_bsp_tree_is_named(tmp_path: Path) -> None:
+    """The bug of issue 25 the other way round: a tree that labels the SRAM system_sram2
+    (mainline) while the fragment writes &syssram (BSP 6.1): kernel-check's sentence, not dtc's."""
+    soc = (
+        (RECORDS / "rk3588-bsp.dtsi")
+        .read_text()
+        .replace("syssram: sram@ff001000", "system_sram2: sram@ff001000")
+    )
+    tree = subset_tree(tmp_path, "RK3588_EVB", soc)
+    proc = kernel_check("--tree", tree, "--entry", "kas/rk3588-evb.yml", "--skip-config")
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert lines == [
+        "rknpu-sram-rk3588.dtsi refers to label syssram, which "
+        "rockchip/rk3588-evb1-lp4-v10-linux.dts and its "
+        "includes do not define in this kernel tree: use the label this tree gives the node (e.g. syssram in "
+        "Rockchip's BSP 6.1 rk3588s.dtsi, system_sram2 in mainline)."
+    ]
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_old_fragment_label_stops_with_kernel_checks_sentence(tmp_path: Path) -> None:
+    """The fragment as it was before issue 25 (&system_sram2, mainline's label) against the BSP
+    6.1 tree (syssram): one sentence naming the fragment, the label and the fix."""
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    old = tmp_path / "rknpu-sram-rk3588.dtsi"
+    old.write_text((ROOT / FRAGMENT_RK3588).read_text().replace("&syssram {", "&system_sram2 {"))
+    proc = kernel_check("--tree", tree, "--entry", "kas/rk3588-evb.yml", "--skip-config", "--fragment", old)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "rknpu-sram-rk3588.dtsi refers to label system_sram2, which rockchip/rk3588-evb1-lp4-v10-linux.dts "
+        "and its includes do not define in this kernel tree: use the label this tree gives the node (e.g. "
+        "syssram in Rockchip's BSP 6.1 rk3588s.dtsi, system_sram2 in mainline)."
+    ]
+
+
+def test_an_sram_user_the_fragment_leaves_is_an_overlap(tmp_path: Path) -> None:
+    soc = (RECORDS / "rk3588-bsp.dtsi").read_text()
+    soc = soc.replace(
+        "\t\trkvdec1_sram: rkvdec-sram@78000 {",
+        "\t\tother_sram: other-sram@e0000 {\n\t\t\treg = <0xe0000 "
+        "0xf000>;\n\t\t};\n\n\t\trkvdec1_sram: rkvdec-sram@78000 {",
+    )
+    tree = subset_tree(tmp_path, "RK3588_EVB", soc)
+    proc = kernel_check("--tree", tree, "--entry", "kas/rk3588-evb.yml", "--skip-config")
+    assert proc.returncode == 1
+    assert "/sram@ff001000/other-sram@e0000 overlaps the NPU's SRAM" in proc.stderr
+
+
+def test_a_tree_without_the_board_dts_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "linux").mkdir()
+    proc = kernel_check("--tree", tmp_path / "linux", "--entry", "kas/rk3588-evb.yml", "--skip-config")
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.count("\n") == 1
+        and "has no arch/arm64/boot/dts/rockchip/rk3588-evb1-lp4-v10-linux.dts" in proc.stderr
+    )
+
+
+def test_an_unknown_entry_is_bad_input(tmp_path: Path) -> None:
+    bad = tmp_path / "x.yml"
+    bad.write_text("header:\n  version: 23\nmachine: qemux86-64\n")
+    proc = kernel_check("--tree", tmp_path, "--entry", bad)
+    assert proc.returncode == 2
+    assert "builds machine 'qemux86-64', which kernel-check does not know" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_tree_that_is_no_kernel_is_bad_input_for_the_config_step(tmp_path: Path) -> None:
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    proc = kernel_check("--tree", tree, "--entry", "kas/rk3588-evb.yml", "--skip-dtb")
+    assert proc.returncode == 2
+    assert "has no Makefile or scripts/kconfig/merge_config.sh" in proc.stderr
+
+
+# --- a real kernel tree in CI: Debian's linux-source-6.12 -----------------------------------------
+
+DEBIAN_SOURCE = Path(os.environ.get("NPU_DEBIAN_LINUX_SOURCE", "/usr/src/linux-source-6.12.tar.xz"))
+
+
+@pytest.fixture(scope="module")
+def debian_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not DEBIAN_SOURCE.is_file():
+        pytest.fail(
+            f"{DEBIAN_SOURCE} is not there: apt-get install linux-source-6.12 (.ci/apt-packages.txt)."
+        )
+    out = tmp_path_factory.mktemp("debian-linux")
+    subprocess.run(["tar", "-xf", str(DEBIAN_SOURCE), "-C", str(out)], check=True)
+    return next(out.iterdir())
+
+
+def test_rocket_options_in_a_kernel_without_rocket_are_named(debian_tree: Path, tmp_path: Path) -> None:
+    """Linux 6.12 (Debian's source) has no Rocket driver (drivers/accel/rocket came in 6.18): the
+    ROCK 5B's rocket.cfg must fail there on that one option, and its other options survive."""
+    proc = kernel_check(
+        "--tree", debian_tree, "--entry", "kas/rock-5b.yml", "--skip-dtb", "--workdir", tmp_path
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "rocket.cfg sets CONFIG_DRM_ACCEL_ROCKET=m, which no Kconfig of this tree "
+        "defines: drop it or build the "
+        "kernel that has it."
+    ]
+
+
+def test_rock5b_board_tree_of_a_real_kernel(debian_tree: Path, tmp_path: Path) -> None:
+    """The ROCK 5B's board tree of Linux 6.12 builds with the kernel's own flags; it has no NPU
+    node yet (the rknn cores came with Rocket), which kernel-check names."""
+    proc = kernel_check(
+        "--tree", debian_tree, "--entry", "kas/rock-5b.yml", "--skip-config", "--workdir", tmp_path
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "has no node compatible with rockchip,rk3588-rknn-core" in proc.stderr
+
+
+# --- real trees of the entries ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_real_tree(entry: str, tmp_path: Path) -> None:
+    variable = f"NPU_KERNEL_SRC_{entry}"
+    tree = os.environ.get(variable)
+    if not tree:
+        pytest.skip(
+            f"{variable} is not set: point it at {ENTRIES[entry][0]}'s kernel tree to run this check there."
+        )
+    kas, board, record, _ = ENTRIES[entry]
+    whole = (Path(tree) / "Makefile").is_file() and (Path(tree) / "scripts/kconfig/merge_config.sh").is_file()
+    args = ["--tree", tree, "--entry", kas, "--workdir", tmp_path]
+    proc = kernel_check(*args, *([] if whole else ["--skip-config"]))
+    print(proc.stdout + proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    if record:
+        dtb = next(tmp_path.rglob(Path(board).name + ".dtb"))
+        assert record_mismatches(dtb, json.loads((RECORDS / f"{record}.json").read_text())) == []
+
+
+def test_real_tree_tests_skip_with_the_variable_named() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NPU_KERNEL_SRC_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", __file__, "-k", "test_real_tree and ROCK_5B"],
+        text=True,
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+    assert "NPU_KERNEL_SRC_ROCK_5B is not set" in proc.stdout
+    assert shutil.which("dtc")
+
+
+def test_the_builds_config_mode_passes_a_config_with_every_option(tmp_path: Path) -> None:
+    """What do_npu_kernel_check and the Buildroot hook run: --machine and the build's .config."""
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    cfg = ROOT / "meta-npu/dynamic-layers/rockchip/recipes-kernel/linux/files/rknpu.cfg"
+    config = tmp_path / ".config"
+    config.write_text(cfg.read_text())
+    proc = kernel_check("--tree", tree, "--machine", "rockchip-rk3588-evb", "--config", config)
+    assert proc.returncode == 0, proc.stderr
+    assert "every option of rknpu.cfg is set" in proc.stdout
+
+
+def test_the_builds_config_mode_names_a_dropped_option(tmp_path: Path) -> None:
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    cfg = ROOT / "meta-npu/dynamic-layers/rockchip/recipes-kernel/linux/files/rknpu.cfg"
+    config = tmp_path / ".config"
+    config.write_text(
+        cfg.read_text().replace("CONFIG_ROCKCHIP_RKNPU_SRAM=y", "# CONFIG_ROCKCHIP_RKNPU_SRAM is not set")
+    )
+    proc = kernel_check("--tree", tree, "--machine", "rockchip-rk3588-evb", "--config", config, "--skip-dtb")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "rknpu.cfg sets CONFIG_ROCKCHIP_RKNPU_SRAM=y, which no Kconfig of this tree "
+        "defines: drop it or build "
+        "the kernel that has it."
+    ]
+
+
+def test_an_unknown_machine_is_bad_input(tmp_path: Path) -> None:
+    proc = kernel_check("--tree", tmp_path, "--machine", "qemuarm64", "--skip-config")
+    assert proc.returncode == 2
+    assert "machine 'qemuarm64' is not one kernel-check knows" in proc.stderr
