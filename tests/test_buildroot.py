@@ -620,8 +620,8 @@ BAD_INPUT = {
     ),
     "Buildroot older than 2024.02": ({"BR2_VERSION": "2023.02.10"}, "needs Buildroot 2024.02 or later"),
     "LiteRT wheel on another Python": (
-        {"BR2_PACKAGE_PYTHON_AI_EDGE_LITERT": "y", "PYTHON3_VERSION_MAJOR": "3.13"},
-        "installs a CPython 3.12 wheel",
+        {"BR2_PACKAGE_PYTHON_AI_EDGE_LITERT": "y", "PYTHON3_VERSION_MAJOR": "3.11"},
+        "has wheels for CPython 3.12 3.13 3.14 only, but this Buildroot's python3 is 3.11",
     ),
 }
 
