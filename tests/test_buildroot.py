@@ -960,7 +960,9 @@ def flake8_limit_problems(tree: Path, ruff_limit: int) -> list[str]:
     if not conf.read(tree / ".flake8"):
         return [f"{tree.name}/.flake8 is missing: Buildroot's check-package would apply flake8's 79 columns."]
     limit = conf.getint("flake8", "max-line-length", fallback=79)
-    problems = [] if limit == ruff_limit else [f".flake8 allows {limit} columns, ruff formats to {ruff_limit}."]
+    problems = (
+        [] if limit == ruff_limit else [f".flake8 allows {limit} columns, ruff formats to {ruff_limit}."]
+    )
     for path in sorted(tree.rglob("*.py")):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if len(line) > limit:

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from bbevents import _bitbake
 from layerfacts import read_layer_conf
 
@@ -32,7 +31,17 @@ FACTS = Path(__file__).resolve().parent / "data" / "image-facts"
 CORE_SERIES = json.loads((Path(__file__).resolve().parent / "data" / "core-series.json").read_text())["pins"]
 CORE_REPOS = ("poky", "openembedded-core")
 ENTRIES = sorted(p for p in KAS.glob("*.yml") if p.name != "base.yml" and not p.name.endswith(".lock.yml"))
-RELEASES = ("kirkstone", "mickledore", "nanbield", "scarthgap", "styhead", "walnascar", "whinlatter", "wrynose", "blacksail")
+RELEASES = (
+    "kirkstone",
+    "mickledore",
+    "nanbield",
+    "scarthgap",
+    "styhead",
+    "walnascar",
+    "whinlatter",
+    "wrynose",
+    "blacksail",
+)
 METADATA = (".bb", ".bbappend", ".bbclass", ".conf", ".inc")
 
 
@@ -58,10 +67,16 @@ def kas_repos(path: Path, seen: set[Path] | None = None) -> dict[str, dict]:
 
 def release_problems(path: Path, compat: set[str], series: dict[str, dict]) -> list[str]:
     repos = kas_repos(path)
-    cores = [k for k in CORE_REPOS if k in repos and (repos[k] or {}).get("layers", {}).get("meta", "") != "disabled"]
+    cores = [
+        k
+        for k in CORE_REPOS
+        if k in repos and (repos[k] or {}).get("layers", {}).get("meta", "") != "disabled"
+    ]
     if not cores:
         return []  # a fragment (kas/opt/, kas/include/ without a core): its entry is checked
-    name = path.relative_to(path.parents[1] if path.parent.name in ("opt", "include", "check") else path.parent)
+    name = path.relative_to(
+        path.parents[1] if path.parent.name in ("opt", "include", "check") else path.parent
+    )
     commit = str(repos[cores[0]].get("commit", ""))
     known = series.get(commit)
     if known is None:
@@ -195,7 +210,8 @@ def test_a_release_free_recipe_passes(tmp_path: Path) -> None:
 
 def facts_problems(entries: list[Path], facts: Path) -> list[str]:
     return [
-        f"kas/{e.name} has no image facts: make tests/data/image-facts/{e.stem}.json as docs/image-facts.md says."
+        f"kas/{e.name} has no image facts: make tests/data/image-facts/{e.stem}.json"
+        " as docs/image-facts.md says."
         for e in entries
         if not (facts / f"{e.stem}.json").is_file()
     ]
