@@ -6,8 +6,8 @@ Run it inside a BitBake build environment whose bblayers.conf holds meta-npu (a 
 
     kas shell kas/rock-5b.yml -c 'python3 ../benchmarks/bench_parse_cost.py --rounds 2'
 
-(offline, from local mirrors: ../shared/tools/kas-parse kas/rock-5b.yml --command
-'python3 ../project/benchmarks/bench_parse_cost.py --rounds 2'). Each round parses the stack twice
+(offline, where kas cannot fetch, any wrapper that gives kas local mirrors and runs a command in its
+shell does as well). Each round parses the stack twice
 from a cold parse cache, once with meta-npu in BBLAYERS and once without (the layer's line taken
 out of conf/bblayers.conf and put back afterwards; local.conf is left as kas wrote it, so the
 feature's MACHINE_FEATURES entry is there both times and is inert without the layer), in

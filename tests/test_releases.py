@@ -239,7 +239,7 @@ def parse_layer(corenames: str, later: str, tmp_path: Path):
     d = bb.data_smart.DataSmart()
     d.setVar("LAYERDIR", str(LAYER))
     d.setVar("LAYERDIR_RE", re.escape(str(LAYER)))
-    d.setVar("WORKDIR", "/work/w")
+    d.setVar("WORKDIR", "/build/w")
     bb.parse.handle(str(LAYER / "conf" / "layer.conf"), d, True)
     d.expandVarref("LAYERDIR")
     d.expandVarref("LAYERDIR_RE")
@@ -253,7 +253,7 @@ def parse_layer(corenames: str, later: str, tmp_path: Path):
 
 def test_scarthgap_gets_unpackdir_the_mesa_mask_and_its_appends(tmp_path: Path) -> None:
     d = parse_layer("scarthgap", "", tmp_path)
-    assert d.getVar("UNPACKDIR") == "/work/w"
+    assert d.getVar("UNPACKDIR") == "/build/w"
     mask = d.getVar("BBMASK").split()
     assert re.search(mask[-1], str(LAYER / "recipes-runtime/mesa/mesa.bbappend"))
     assert not re.search(mask[-1], str(SHIMS / "scarthgap/recipes-graphics/mesa/mesa_%.bbappend"))
@@ -262,7 +262,7 @@ def test_scarthgap_gets_unpackdir_the_mesa_mask_and_its_appends(tmp_path: Path) 
 
 def test_on_wrynose_the_shims_are_inert(tmp_path: Path) -> None:
     d = parse_layer("wrynose", WRYNOSE_BITBAKE_CONF, tmp_path)
-    assert d.getVar("UNPACKDIR") == "/work/w/sources"
+    assert d.getVar("UNPACKDIR") == "/build/w/sources"
     assert (d.getVar("BBMASK") or "").split() == []
     assert not any(f.startswith(f"{SHIMS}/") for f in d.getVar("BBFILES").split())
     master = parse_layer("wrynose blacksail", WRYNOSE_BITBAKE_CONF, tmp_path)
