@@ -71,7 +71,9 @@ def parse_once(build: Path) -> dict:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
         fail(f"bitbake -p failed (exit {proc.returncode}), so there is nothing to compare:\n{tail}")
     files, cached, parsed, targets = map(int, found[-1])
+    summary = [line for line in (proc.stdout + proc.stderr).splitlines() if PARSED.search(line)][-1]
     return {
+        "bitbake": summary.strip(),
         "wall_s": round(wall, 2),
         "recipes": files,
         "cached": cached,
@@ -110,6 +112,7 @@ def main() -> int:
                     f"  {runs[-1]['recipes']} recipes",
                     file=sys.stderr,
                 )
+                print(f"    {runs[-1]['bitbake']}", file=sys.stderr)
     finally:
         bblayers.write_text(original)
     load_after = os.getloadavg()
