@@ -5,7 +5,7 @@ NPU_LAYER_RKNN_DEMOS_FILES = $(NPU_LAYER)/dynamic-layers/rockchip/recipes-npu/rk
 NPU_LAYER_MEDIAPIPE_RKNN_FILES = $(NPU_LAYER)/recipes-models/npu-model-mediapipe-rknn/files
 
 # Oldest Buildroot each part of this tree is made for: the CV18xx packages 2024.02, the
-# Rockchip ones 2025.02 (CPython 3.12 for the LiteRT wheel, meson >= 1.4 for Mesa 26).
+# Rockchip ones 2025.02 (CPython 3.12 or later for the LiteRT wheels, meson >= 1.4 for Mesa 26).
 NPU_BR_VERSION = $(word 1,$(subst ., ,$(BR2_VERSION))).$(word 2,$(subst ., ,$(BR2_VERSION)))
 npu-br-older-than = $(filter-out $(1),$(firstword $(sort $(1) $(NPU_BR_VERSION))))
 NPU_ROCKCHIP_SELECTED = $(strip $(BR2_NPU_RKNPU_BSP_KERNEL)$(BR2_NPU_ROCKET) \

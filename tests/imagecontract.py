@@ -31,7 +31,7 @@ FACTS_DIR = ROOT / "tests" / "data" / "image-facts"
 
 # profile -> kas entries (facts file stems) that build its board.
 PROFILE_ENTRIES = {
-    "imx95-verdin": ["imx95-verdin-community", "imx95-verdin"],
+    "imx95-verdin": ["imx95-verdin-community", "imx95-verdin-scarthgap", "imx95-verdin"],
     "rk3588-evb": ["rk3588-evb"],
     "rk3576-evb": ["rk3576-evb"],
     "rock-5b": ["rock-5b"],

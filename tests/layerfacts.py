@@ -16,7 +16,10 @@ from oelint_parser.cls_stash import Stash
 from oelint_parser.parser import get_items
 
 COLLECTION = "npu"
-COMPAT_SERIES = {"walnascar", "whinlatter", "wrynose"}
+COMPAT_SERIES = {"scarthgap", "walnascar", "wrynose", "blacksail"}
+# A collection whose appends are those of another one's directory: NXP's meta-imx-ml provides the
+# packages of meta-freescale-ml under the same names (packagegroup-imx-ml, STACKS of the issue).
+DYNAMIC_ALIASES = {"imx-machine-learning": "meta-freescale-ml"}
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ def layer_conf_problems(conf: LayerConf, confirmed: set[str], layer: Path) -> li
     for collection, pattern in conf.dynamic:
         if collection not in confirmed:
             problems.append(f'BBFILES_DYNAMIC key "{collection}" is not a confirmed vendor collection name.')
-        expected = f"${{LAYERDIR}}/dynamic-layers/{collection}/"
+        expected = f"${{LAYERDIR}}/dynamic-layers/{DYNAMIC_ALIASES.get(collection, collection)}/"
         if not pattern.startswith(expected):
             problems.append(f'BBFILES_DYNAMIC entry for "{collection}" does not point at {expected}.')
         registered.add(collection)

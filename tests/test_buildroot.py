@@ -620,8 +620,8 @@ BAD_INPUT = {
     ),
     "Buildroot older than 2024.02": ({"BR2_VERSION": "2023.02.10"}, "needs Buildroot 2024.02 or later"),
     "LiteRT wheel on another Python": (
-        {"BR2_PACKAGE_PYTHON_AI_EDGE_LITERT": "y", "PYTHON3_VERSION_MAJOR": "3.13"},
-        "installs a CPython 3.12 wheel",
+        {"BR2_PACKAGE_PYTHON_AI_EDGE_LITERT": "y", "PYTHON3_VERSION_MAJOR": "3.11"},
+        "has wheels for CPython 3.12 3.13 3.14 only, but this Buildroot's python3 is 3.11",
     ),
 }
 
@@ -945,3 +945,45 @@ def test_image_gets_the_build_manifest_the_suite_reads(
     ]
     if family == "rocket":  # npu-info reports the kernel release as Rocket's version
         assert same_version(manifest["driver"]["version"], "6.18.39")
+
+
+# ------------------------------------------------ flake8, as Buildroot's check-package runs it
+
+
+def flake8_limit_problems(tree: Path, ruff_limit: int) -> list[str]:
+    """buildroot/.flake8 gives Buildroot's Flake8 check (utils/checkpackagelib/tool.py runs flake8
+    on every .py, reading the configuration of the directory it runs in) the limit ruff formats to;
+    flake8's default is 79, which these files exceed."""
+    import configparser
+
+    conf = configparser.ConfigParser()
+    if not conf.read(tree / ".flake8"):
+        return [f"{tree.name}/.flake8 is missing: Buildroot's check-package would apply flake8's 79 columns."]
+    limit = conf.getint("flake8", "max-line-length", fallback=79)
+    problems = (
+        [] if limit == ruff_limit else [f".flake8 allows {limit} columns, ruff formats to {ruff_limit}."]
+    )
+    for path in sorted(tree.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if len(line) > limit:
+                problems.append(f"{path.relative_to(tree)}:{number}: {len(line)} > {limit} columns (E501).")
+    return problems
+
+
+def ruff_line_length() -> int:
+    import tomllib
+
+    return tomllib.loads((TREE.parent / "pyproject.toml").read_text())["tool"]["ruff"]["line-length"]
+
+
+def test_the_external_tree_gives_flake8_the_projects_line_length() -> None:
+    assert flake8_limit_problems(TREE, ruff_line_length()) == []
+
+
+def test_a_tree_without_flake8_settings_or_with_a_long_line_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert "missing" in flake8_limit_problems(tmp_path, 110)[0]
+    (tmp_path / ".flake8").write_text("[flake8]\nmax-line-length = 110\n")
+    assert flake8_limit_problems(tmp_path, 110) == []
+    (tmp_path / "a.py").write_text("x = '" + "y" * 110 + "'\n")
+    assert flake8_limit_problems(tmp_path, 110) == ["a.py:1: 116 > 110 columns (E501)."]

@@ -163,7 +163,7 @@ def test_ci_fragment_takes_caches_from_environment() -> None:
 def test_unpinned_repo_fails(scratch: Path) -> None:
     edit(
         scratch / "kas" / "imx95-verdin-community.yml",
-        "    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1\n",
+        "    commit: 1d54d1c4736a114e1cecbe85a0306e3814d5ce70\n",
         "",
     )
     proc = kas_check("kas/imx95-verdin-community.yml", cwd=scratch)
@@ -177,8 +177,8 @@ def test_unpinned_repo_fails(scratch: Path) -> None:
 def test_short_commit_fails(scratch: Path) -> None:
     edit(
         scratch / "kas" / "imx95-verdin-community.yml",
-        "commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1",
-        "commit: d0b46a66",
+        "commit: 1d54d1c4736a114e1cecbe85a0306e3814d5ce70",
+        "commit: 1d54d1c4",
     )
     proc = kas_check("kas/imx95-verdin-community.yml", cwd=scratch)
     assert proc.returncode == 1
@@ -188,8 +188,8 @@ def test_short_commit_fails(scratch: Path) -> None:
 def test_commit_without_branch_fails(scratch: Path) -> None:
     edit(
         scratch / "kas" / "imx95-verdin-community.yml",
-        "    branch: walnascar\n    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1",
-        "    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1",
+        "    branch: scarthgap\n    commit: 1d54d1c4736a114e1cecbe85a0306e3814d5ce70",
+        "    commit: 1d54d1c4736a114e1cecbe85a0306e3814d5ce70",
     )
     proc = kas_check("kas/imx95-verdin-community.yml", cwd=scratch)
     assert proc.returncode == 1
@@ -265,7 +265,7 @@ def lock_for(entry: Path, commit: str) -> None:
 
 
 def test_lock_file_that_agrees_passes(scratch: Path) -> None:
-    lock_for(scratch / "kas" / "imx95-verdin-community.yml", "d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1")
+    lock_for(scratch / "kas" / "imx95-verdin-community.yml", "1d54d1c4736a114e1cecbe85a0306e3814d5ce70")
     assert kas_check("kas/imx95-verdin-community.yml", cwd=scratch).returncode == 0
 
 
@@ -275,7 +275,7 @@ def test_lock_file_that_disagrees_fails(scratch: Path) -> None:
     assert proc.returncode == 1
     assert problems(proc) == [
         "kas-check: kas/imx95-verdin-community.yml: repo 'poky' is at "
-        "d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1 but its lock file says "
+        "1d54d1c4736a114e1cecbe85a0306e3814d5ce70 but its lock file says "
         + "0" * 40
         + "; refresh the lock with `kas lock`."
     ]
@@ -283,7 +283,7 @@ def test_lock_file_that_disagrees_fails(scratch: Path) -> None:
 
 def test_lock_file_pins_unpinned_repo(scratch: Path) -> None:
     entry = scratch / "kas" / "imx95-verdin-community.yml"
-    edit(entry, "    commit: d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1\n", "")
+    edit(entry, "    commit: 1d54d1c4736a114e1cecbe85a0306e3814d5ce70\n", "")
     assert kas_check("kas/imx95-verdin-community.yml", cwd=scratch).returncode == 1
-    lock_for(entry, "d0b46a6624ec9c61c47270745dd0b2d5abbe6ac1")
+    lock_for(entry, "1d54d1c4736a114e1cecbe85a0306e3814d5ce70")
     assert kas_check("kas/imx95-verdin-community.yml", cwd=scratch).returncode == 0

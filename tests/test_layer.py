@@ -37,7 +37,7 @@ def test_layer_conf_facts() -> None:
     ("good", "bad", "expected"),
     [
         (
-            'LAYERSERIES_COMPAT_npu = "walnascar whinlatter wrynose"',
+            'LAYERSERIES_COMPAT_npu = "scarthgap walnascar wrynose blacksail"',
             'LAYERSERIES_COMPAT_npu = "walnascar"',
             "LAYERSERIES_COMPAT_npu",
         ),
@@ -92,7 +92,10 @@ def test_the_linux_imx_bbappend_requires_the_neutron_inc_only_with_the_feature()
     assert "NPU_ENABLED" in text and "'neutron'" in text and "linux-imx-npu.inc" in text
     kernel = LAYER / "dynamic-layers/freescale-layer/recipes-kernel/linux"
     inc = (kernel / "linux-imx-npu.inc").read_text()
-    assert 'DELTA_KERNEL_DEFCONFIG:append = " npu-neutron.cfg"' in inc
+    # The .cfg always; DELTA_KERNEL_DEFCONFIG only below 6.18, whose recipe refuses the variable.
+    assert 'SRC_URI += "file://npu-neutron.cfg"' in inc
+    assert "vercmp_string_op(d.getVar('LINUX_VERSION') or '0', '6.18', '<')" in inc
+    assert "d.appendVar('DELTA_KERNEL_DEFCONFIG', ' npu-neutron.cfg')" in inc
     cfg = (kernel / "linux-imx" / "npu-neutron.cfg").read_text()
     assert {"CONFIG_NEUTRON=y", "CONFIG_IMX_NEUTRON_REMOTEPROC=y"} <= set(cfg.split())
 

@@ -102,7 +102,8 @@ python npu_family_layers_check() {
     family = e.data.getVar('NPU_FAMILY')
     present = (e.data.getVar('BBFILE_COLLECTIONS') or '').split()
     described = npu_families(e.data).family(family)
-    missing = [c for c in (described.layers if described else ()) if c not in present]
+    missing = [c.replace('|', ' or ') for c in (described.layers if described else ())
+               if not any(a in present for a in c.split('|'))]
     if missing:
         bb.fatal('NPU_FAMILY "%s" needs the layer collection(s) %s, which are not in BBLAYERS: '
                  'add the vendor layer(s) to your kas file or bblayers.conf.'

@@ -18,7 +18,7 @@ DEPENDS = "flatbuffers-native"
 PV = "0.0+git"
 
 # sophgo/cvibuilder branch sg200x-dev (same commit as master), read from the repository.
-SRC_URI = "git://github.com/sophgo/cvibuilder.git;protocol=https;branch=sg200x-dev"
+SRC_URI = "git://github.com/sophgo/cvibuilder.git;protocol=https;branch=sg200x-dev;destsuffix=${BP}"
 SRCREV = "4309f2a649fc7cfe7160389d52a81c469dbdd7bc"
 
 S = "${UNPACKDIR}/${BP}"

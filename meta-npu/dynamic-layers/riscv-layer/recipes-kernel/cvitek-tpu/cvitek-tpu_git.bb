@@ -17,7 +17,7 @@ LIC_FILES_CHKSUM = " \
 PV = "2024.10.14+git"
 
 # sophgo/osdrv, branch sg200x-dev ("osdrv: weekly rls 2024.10.14"), read from the repository.
-SRC_URI = "git://github.com/sophgo/osdrv.git;protocol=https;branch=sg200x-dev"
+SRC_URI = "git://github.com/sophgo/osdrv.git;protocol=https;branch=sg200x-dev;destsuffix=${BP}"
 SRCREV = "28215f2d37b108de7a29ed26006878135749c886"
 
 S = "${UNPACKDIR}/${BP}"

@@ -12,7 +12,7 @@ PV = "0.0+git"
 
 # sophgo/cnpy branch tpu ("[feat] cnpy opensource for cv18xx soc."), read from the repository;
 # master is the unmodified 2018 upstream.
-SRC_URI = "git://github.com/sophgo/cnpy.git;protocol=https;branch=tpu"
+SRC_URI = "git://github.com/sophgo/cnpy.git;protocol=https;branch=tpu;destsuffix=${BP}"
 SRCREV = "2f56f4c23ea840f9d15c43801368cf4a089efa84"
 
 S = "${UNPACKDIR}/${BP}"

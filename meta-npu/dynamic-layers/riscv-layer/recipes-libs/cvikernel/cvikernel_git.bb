@@ -15,7 +15,7 @@ PV = "0.0+git"
 
 # sophgo/cvikernel branch sg200x-dev ("[feat] cvikernel opensource for cv18xx soc."), read from
 # the repository.
-SRC_URI = "git://github.com/sophgo/cvikernel.git;protocol=https;branch=sg200x-dev"
+SRC_URI = "git://github.com/sophgo/cvikernel.git;protocol=https;branch=sg200x-dev;destsuffix=${BP}"
 SRCREV = "9f1f57a19c3c281a931dfc71b318494487193d56"
 
 S = "${UNPACKDIR}/${BP}"

@@ -16,7 +16,7 @@ DEPENDS = "cvikernel cviruntime"
 PV = "0.0+git"
 
 # sophgo/cvimath branch sg200x-dev (same commit as master), read from the repository.
-SRC_URI = "git://github.com/sophgo/cvimath.git;protocol=https;branch=sg200x-dev"
+SRC_URI = "git://github.com/sophgo/cvimath.git;protocol=https;branch=sg200x-dev;destsuffix=${BP}"
 SRCREV = "ce8705f49da5e5f59c2ddb3253ef88323a0cd9c4"
 
 S = "${UNPACKDIR}/${BP}"

@@ -29,7 +29,8 @@ class Family(NamedTuple):
     backend: str  # npu-run backend of a profile model's accelerated run unless the model names one
     kernel_config: str  # what the kernel must provide, named when the driver is missing
     memory: str  # DMA_POOL, SRAM, ION or NO_MEMORY: what the memory check judges
-    layers: tuple[str, ...]  # BBFILE_COLLECTIONS the family's packages come from (checked at build start)
+    # BBFILE_COLLECTIONS the family's packages come from (checked at build start); "a|b": either.
+    layers: tuple[str, ...]
     driver_recipe: str  # build manifest roles: recipe names, KERNEL, or "" (no such part, or not recorded)
     driver_version: str  # the driver's version as it reports it at run time ("" when not recorded)
     runtime_recipe: str
@@ -46,7 +47,8 @@ FAMILIES: tuple[Family, ...] = (
         backend="tflite-delegate",
         kernel_config="CONFIG_NEUTRON and CONFIG_IMX_NEUTRON_REMOTEPROC",
         memory=DMA_POOL,
-        layers=("freescale-layer", "meta-freescale-ml"),
+        # meta-freescale-ml (community) or NXP's meta-imx-ml (collection imx-machine-learning).
+        layers=("freescale-layer", "meta-freescale-ml|imx-machine-learning"),
         driver_recipe=KERNEL,
         driver_version="1.0",
         runtime_recipe="neutron",
