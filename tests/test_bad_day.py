@@ -68,9 +68,12 @@ def _suite(twin, profile: Path, workdir: Path, extra: tuple[str, ...] = ()) -> s
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
-def test_a_signal_mid_run_keeps_the_verdict_the_reports_and_the_board(healthy, profile, tmp_path, signum):
+def test_a_signal_mid_run_keeps_the_verdict_the_reports_and_the_board(healthy, work, tmp_path, signum):
     # Why: SIGTERM (what CI timeouts send) mid-run: exit -15, no report of any kind, temp dirs left
     # on the board; SIGINT reported the board "was not examined" though it was examined to the end.
+    # Many timed runs keep the examination going well past npu-info on a loaded machine, so the
+    # signal lands mid-run (with 3 runs the whole run could end before it arrived).
+    profile = imx95_twin_profile(tmp_path / "profile", runs=400)
     proc = _suite(healthy, profile, tmp_path, ("--lava-signals",))
     board_dir = tmp_path / "artifacts" / healthy.target.replace("@", "_").replace(":", "_")
     deadline = time.monotonic() + 120

@@ -16,6 +16,7 @@ import ast
 import io
 import math
 import os
+import select
 import stat
 import struct
 from dataclasses import dataclass
@@ -80,6 +81,9 @@ def read_header(path: Path, max_bytes: int | None = None) -> NpyHeader:
         raise NpyError(f"{path} cannot be read ({exc.strerror or exc}); check the file.") from None
 
 
+WRITER_WAIT_S = 2.0  # how long a FIFO without a writer is given to get one
+
+
 def is_pipe(path: Path) -> bool:
     """Whether `path` is a FIFO or a character device (`<(…)`, /dev/stdin): read it with read_pipe."""
     try:
@@ -90,11 +94,17 @@ def is_pipe(path: Path) -> bool:
 
 
 def read_pipe(path: Path, limit: int = MAX_PIPE_BYTES) -> bytes:
-    """All a pipe holds, at most `limit` bytes; a FIFO nobody writes to reads as empty at once
-    (opened without waiting for a writer), never blocks."""
+    """All a pipe holds, at most `limit` bytes; a FIFO nobody writes to reads as empty after a
+    bounded wait for a writer (WRITER_WAIT_S: a writer started just before may not have opened it
+    yet), never blocks longer."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         with os.fdopen(fd, "rb", buffering=0) as stream:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                # Linux reports a FIFO readable once a writer has opened it and written or closed.
+                poller = select.poll()
+                poller.register(fd, select.POLLIN)
+                poller.poll(int(WRITER_WAIT_S * 1000))
             os.set_blocking(fd, True)  # no writer: read() is end of file; a writer: wait for its data
             chunks, held = [], 0
             while chunk := stream.read(min(1 << 20, limit + 1 - held)):
