@@ -9,6 +9,7 @@ fast subset that needs neither root nor sshd.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,3 +60,17 @@ def twin_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinFacto
     yield factory
     for twin in twins:
         twin.stop()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs (root only): the layout docs/limits.md shows, on a disk that fills."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode:
+        pytest.fail(f"mount tmpfs failed ({done.stderr.decode().strip()}); the tests run as root")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)

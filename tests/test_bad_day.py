@@ -100,19 +100,6 @@ def test_a_signal_mid_run_keeps_the_verdict_the_reports_and_the_board(healthy, w
     assert not left, left
 
 
-@pytest.fixture
-def tiny_disk(tmp_path):
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode:
-        pytest.fail(f"mount tmpfs failed ({done.stderr.decode().strip()}); the tests run as root")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
 def test_artifacts_and_junit_on_a_full_disk_are_one_sentence(healthy, profile, tiny_disk):
     # Why: --artifacts and --junitxml on a 64 KiB tmpfs ended in pytest's junitxml traceback, no
     # report; report.md left at 0 bytes and every board "could not be judged: an unexpected OSError".

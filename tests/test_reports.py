@@ -266,22 +266,6 @@ def test_board_markdown_stays_text():
     assert "\\[click](http://evil.invalid/) !\\[](http://evil.invalid/x.png)" in text
 
 
-@pytest.fixture
-def tiny_disk(tmp_path):
-    """A 64 KiB tmpfs (root only): the layout docs/limits.md shows, on a disk that fills."""
-    import subprocess
-
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode:
-        pytest.fail(f"mount tmpfs failed ({done.stderr.decode().strip()}); the tests run as root")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
 def test_a_full_disk_is_one_sentence_naming_what_was_written(tiny_disk):
     from npu_accept import report
 
