@@ -64,7 +64,16 @@ def _suite(twin, profile: Path, workdir: Path, extra: tuple[str, ...] = ()) -> s
     argv += ["--artifacts", str(workdir / "artifacts"), *extra]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    return subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # As a user's foreground run: a shell that starts CI in the background leaves SIGINT ignored
+    # in its children, and the suite would then never see the Ctrl-C the test sends.
+    return subprocess.Popen(
+        argv,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
