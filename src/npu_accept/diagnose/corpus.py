@@ -42,6 +42,7 @@ CASE_KEYS = {
     "split",
     "files",
     "notes",
+    "round",
 }
 REQUIRED = ("id", "url", "family", "healthy", "cause", "cause_id", "established_by", "split", "files")
 FAMILIES = ("rknpu", "rocket", "neutron", "cvitek-tpu")
@@ -72,6 +73,10 @@ class Case:
     @property
     def split(self) -> str:
         return str(self.meta["split"])
+
+    @property
+    def round(self) -> int:
+        return int(self.meta.get("round", 1))
 
     @property
     def cause_id(self) -> str:
@@ -127,6 +132,9 @@ def load_case(folder: Path) -> Case:
         raise CaseError(f"{path}: id {meta['id']!r} is not the folder's name {folder.name!r}.")
     if meta["family"] not in FAMILIES or meta["split"] not in SPLITS:
         raise CaseError(f"{path}: family must be one of {FAMILIES} and split one of {SPLITS}.")
+    collected = meta.get("round", 1)
+    if type(collected) is not int or collected < 1:
+        raise CaseError(f"{path}: round must be a whole number from 1 (the corpus's collecting round).")
     case = Case(folder, meta)
     for file in case.files:
         if not file.is_file():
