@@ -187,3 +187,11 @@ def test_a_failed_board_run_names_the_cause_its_runtime_log_shows(outcome: corpu
 
 def test_runtime_log_cases_exist_for_every_family_with_a_runtime_log() -> None:
     assert len(RUNTIME_CASES) >= 10
+
+
+def test_every_line_signature_has_a_case_that_fires_it_and_a_near_miss() -> None:
+    """A signature no case fires could be dead; one with no near miss could fire on anything."""
+    lacking = [
+        s.id for s in catalogue.load().signatures if s.rule == "catalogue" and not (s.fires and s.near_misses)
+    ]
+    assert not lacking, lacking
