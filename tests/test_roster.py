@@ -71,7 +71,8 @@ def healthy(twin_factory, tmp_path_factory):  # noqa: ANN001, ANN201 - the twin 
 def test_k_driver_runs_no_model_and_a_full_run_runs_them_in_number_order(healthy) -> None:  # noqa: ANN001
     twin, profile, work = healthy
     before = twin.cpu_seconds()
-    driver = run_on_twin(twin, profile, work / "driver", ["-k", "driver"])
+    # run_suite passes -q; -vv makes the -v of `npu-accept run -v`
+    driver = run_on_twin(twin, profile, work / "driver", ["-k", "driver", "-vv"])
     driver_board = twin.cpu_seconds() - before
     assert driver.returncode == 0, driver.describe()
     assert [c.check for c in driver.cases] == ["driver"], driver.cases
@@ -80,6 +81,8 @@ def test_k_driver_runs_no_model_and_a_full_run_runs_them_in_number_order(healthy
     board = next(iter(summary_json.values()))
     assert board["accepted"] is False  # one check judged: the board is not accepted on it
     assert "only 1 of 10 checks were selected" in driver.stdout
+    # -v prints the trace live: the npu-info command the board ran, as it ran
+    assert any("npu_accept.trace" in line and "npu-info" in line for line in driver.stdout.splitlines())
 
     outputs = run_on_twin(twin, profile, work / "outputs", ["-k", "outputs"])
     assert outputs.returncode == 0, outputs.describe()
@@ -91,6 +94,7 @@ def test_k_driver_runs_no_model_and_a_full_run_runs_them_in_number_order(healthy
     full_board = twin.cpu_seconds() - before
     assert full.returncode == 0, full.describe()
     assert [c.check for c in full.cases] == [c.id for c in roster.ROSTER]
+    assert "npu_accept.trace" not in full.stdout  # without -v the trace is only in the artifacts
     full_runs = _npu_runs(full.artifacts)
     assert any("--runs 1 " not in r for r in full_runs), "the full run did not time the models"
     # what it costs: docs/acceptance.md gives the figures of one such run

@@ -19,7 +19,6 @@ option (`--target`, `--board`) is given.
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 import tempfile
@@ -209,10 +208,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_LavaSignals(config.stash[STATE]), "npu-accept-lava-signals")
     config.pluginmanager.register(Completer(config.stash[STATE].strict), "npu-accept-completer")
     config.add_cleanup(stop_on_signals())
-    # Everything imported so far lives for the whole session: keep it out of every later garbage
-    # collection (pytest alone collects five times at its end), which otherwise rescans numpy,
-    # paramiko and pytest each time (benchmarks/bench_fleet.py).
-    gc.freeze()
 
 
 def _artifacts_dir(option: Path | None) -> Path:
@@ -464,18 +459,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 @pytest.hookimpl(tryfirst=True, specname="pytest_configure")
-def pytest_configure_unfreeze_at_the_end(config: pytest.Config) -> None:
-    """The session's objects may be collected again once it is over (a process that goes on).
-
-    Registered first, so the cleanup runs last: after the five garbage collections pytest's
-    unraisable-exception plugin runs in its own cleanup, which then still skip the frozen imports.
-    """
-
-    def unfreeze() -> None:
-        if config.stash.get(STATE, None) is not None:
-            gc.unfreeze()
-
-    config.add_cleanup(unfreeze)
+def pytest_configure_live_trace(config: pytest.Config) -> None:
+    """`-v` prints every board's trace live: pytest's own live logging of the `npu_accept.trace`
+    records (at INFO), set up before pytest's logging plugin reads its options. An explicit
+    --log-cli-level wins."""
+    if not _suite_requested(config) or config.option.verbose < 1:
+        return
+    if config.getoption("log_cli_level", None) is None:
+        config.option.log_cli_level = "INFO"
+        if config.getoption("log_cli_format", None) is None:
+            config.option.log_cli_format = "%(name)s %(message)s"
 
 
 @pytest.hookimpl(tryfirst=True)

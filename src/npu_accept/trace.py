@@ -45,7 +45,7 @@ class Trace:
             self._file = None  # a trace that cannot be written must not cost the board its verdict
 
     def record(self, **fields: Any) -> None:
-        log.debug("%s %s", self.target, fields)
+        log.info("%s %s", self.target, fields)
         with self._lock:
             if self._file is None:
                 return
