@@ -270,3 +270,27 @@ print(len(result.failures), result.failures[0][1].strip().splitlines()[-1])
     assert count == "10"
     assert "The npu_accept package cannot be imported by the host's python3" in message
     assert "pip install -e" in message
+
+
+def test_the_oeqa_adapter_is_bounded_like_the_ssh_link(neutron: SimpleNamespace) -> None:
+    """Issue 23: the suite's output bounds and flood limits hold over oeqa's target too."""
+    from npu_accept.lab.oeqa_bridge import OeqaConnection
+    from npu_accept.transport import OutputFlood
+
+    link = OeqaConnection(SshTarget(neutron.healthy), target="oeqa-flood")
+    try:
+        assert link.bounded
+        within = link.run("head -c 5000 /dev/zero; echo oops >&2; exit 3", timeout=60, max_output=1000)
+        assert (within.exit_code, len(within.stdout), within.stdout_dropped) == (3, 1000, 4000)
+        assert within.stderr == b"oops\n" and within.stderr_dropped == 0
+        with pytest.raises(OutputFlood) as flood:
+            link.run("yes", timeout=60, max_output=1000, flood_limit=100_000)
+        assert len(flood.value.stdout) == 1000 and "printed more than" in str(flood.value)
+        with pytest.raises(OutputFlood):
+            link.run("head -c 300000 /dev/zero >&2", timeout=60, max_output=1000, flood_limit=100_000)
+        path, result = link.run_in_temp_dir('echo "$NPU_ACCEPT_TMP"', timeout=60)
+        assert result.text().strip() == path and path.startswith("/")
+    finally:
+        link.close()
+    status, output = SshTarget(neutron.healthy).run(f"ls -d {path} 2>&1; true")
+    assert "No such file" in output  # the temp dir went at close()

@@ -156,9 +156,10 @@ def _random(item: RandomInput) -> np.ndarray:
 
 class BoardLink(Protocol):
     """What collection needs from a connection to a board: `npu_accept.transport.Connection`, or an
-    adapter (e.g. over oeqa's target) with the same methods. A link whose `bounded` attribute is
-    true applies the suite's output bounds and flood limits itself (run takes `max_output` and
-    `flood_limit`, and it has `run_in_temp_dir`); collection never asks which class it is."""
+    adapter (npu_accept.lab.oeqa_bridge over oeqa's target) with the same methods. A link whose
+    `bounded` attribute is true applies the suite's output bounds and flood limits itself (run
+    takes `max_output` and `flood_limit`, and it has `run_in_temp_dir`): both links the suite
+    ships are; collection never asks which class it is."""
 
     def run(self, cmd: str, timeout: float, input: bytes | None = None) -> Any: ...
     def put(self, local: Path, remote: str) -> None: ...

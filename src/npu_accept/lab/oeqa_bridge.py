@@ -23,7 +23,14 @@ from npu_accept.checks.base import CheckResult
 from npu_accept.checks.registry import run_all
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile, ProfileError, load_profile
-from npu_accept.transport import Result, TransferError, TransportError
+from npu_accept.transport import (
+    DEFAULT_FLOOD_LIMIT,
+    DEFAULT_MAX_OUTPUT,
+    OutputFlood,
+    Result,
+    TransferError,
+    TransportError,
+)
 
 _STATUS_MARK = "npu-accept-status:"
 
@@ -56,40 +63,94 @@ class OeqaConnection:
             self._scratch = self.make_temp_dir("npu-oeqa")
         return self._scratch
 
+    # The suite's output bounds and flood limits hold over oeqa too (collect.BoardLink): stdout is
+    # cut on the board at the flood limit (the command dies of SIGPIPE, as over SSH it is killed),
+    # stderr is measured there, and no stream comes back beyond `max_output`.
+    bounded = True
+
     def run(
-        self, cmd: str, timeout: float, input: bytes | None = None, env: dict[str, str] | None = None
+        self,
+        cmd: str,
+        timeout: float,
+        input: bytes | None = None,
+        env: dict[str, str] | None = None,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        flood_limit: int = DEFAULT_FLOOD_LIMIT,
     ) -> Result:
-        """Run `cmd` in the board's shell; stdout and stderr come back separately, as bytes."""
+        """Run `cmd` in the board's shell; stdout and stderr come back separately, as bytes, each at
+        most `max_output`; more than `flood_limit` bytes on a stream is an OutputFlood."""
         scratch = self._scratch_dir()
         self._count += 1
-        out, err, stdin = (f"{scratch}/{self._count}.{name}" for name in ("out", "err", "in"))
+        out, err, stdin, code = (
+            shlex.quote(f"{scratch}/{self._count}.{name}") for name in ("out", "err", "in", "status")
+        )
         redirect_in = "/dev/null"
         if input is not None:
             local_in = self._local / f"{self._count}.in"
             local_in.write_bytes(input)
-            self.put(local_in, stdin)
+            self.put(local_in, f"{scratch}/{self._count}.in")
             redirect_in = stdin
         exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in (env or {}).items())
-        streams = f">{shlex.quote(out)} 2>{shlex.quote(err)} <{shlex.quote(redirect_in)}"
-        wrapped = f"{exports}( {cmd}\n) {streams}; echo {_STATUS_MARK}$?"
+        wrapped = (
+            f"{exports}{{ ( {cmd}\n) 2>{err} <{redirect_in}; echo $? >{code}; }} "
+            f"| head -c {flood_limit + 1} >{out}; "
+            f"echo {_STATUS_MARK}$(cat {code} 2>/dev/null) $(wc -c <{out}) $(wc -c <{err})"
+        )
         started = time.monotonic()
         status, output = self._raw(wrapped, timeout)
         duration = time.monotonic() - started
-        marks = [line for line in output.splitlines() if line.startswith(_STATUS_MARK)]
-        if not marks:
+        marks = [line.split() for line in output.splitlines() if line.startswith(_STATUS_MARK)]
+        if not marks or len(marks[-1]) != 3 or not all(f.isdigit() for f in marks[-1][1:]):
             raise TransportError(
                 f"The oeqa target did not run `{cmd}` (status {status}: "
                 f"{output.strip()[-200:]}); check TEST_TARGET_IP and SSH access."
             )
-        exit_code = int(marks[-1][len(_STATUS_MARK) :].strip() or "1")
-        stdout, stderr = self._fetch(out), self._fetch(err)
-        self._raw(f"rm -f {shlex.quote(out)} {shlex.quote(err)} {shlex.quote(stdin)}", 30)
-        return Result(exit_code=exit_code, stdout=stdout, stderr=stderr, duration=duration)
+        mark, out_size, err_size = marks[-1][0], int(marks[-1][1]), int(marks[-1][2])
+        exit_text = mark[len(_STATUS_MARK) :]
+        exit_code = int(exit_text) if exit_text.isdigit() else 141  # no status: SIGPIPE took the shell
+        try:
+            stdout = self._fetch(f"{scratch}/{self._count}.out", out_size, max_output)
+            stderr = self._fetch(f"{scratch}/{self._count}.err", err_size, max_output)
+        finally:
+            self._raw(f"rm -f {out} {err} {stdin} {code}", 30)
+        if out_size > flood_limit or err_size > flood_limit:
+            raise OutputFlood(
+                f"Command {cmd[:80]!r} printed more than {flood_limit >> 20} MiB on {self.target} and "
+                "was killed; the board floods its output, look at its console or kernel log.",
+                stdout,
+                stderr,
+            )
+        return Result(
+            exit_code=exit_code,
+            stdout=stdout,
+            stderr=stderr,
+            duration=duration,
+            stdout_dropped=max(0, out_size - max_output),
+            stderr_dropped=max(0, err_size - max_output),
+        )
 
-    def _fetch(self, remote: str) -> bytes:
+    def run_in_temp_dir(
+        self,
+        script: str,
+        timeout: float,
+        input: bytes | None = None,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        flood_limit: int = DEFAULT_FLOOD_LIMIT,
+        prefix: str = "npu-accept",
+    ) -> tuple[str, Result]:
+        """A new temp dir (removed at close()) and `script` run with $NPU_ACCEPT_TMP set to it."""
+        remote = self.make_temp_dir(prefix)
+        command = f"NPU_ACCEPT_TMP={shlex.quote(remote)}; {script}"
+        return remote, self.run(command, timeout, input, max_output=max_output, flood_limit=flood_limit)
+
+    def _fetch(self, remote: str, size: int, cap: int) -> bytes:
+        """The file's first `cap` bytes (cut on the board first when it is larger)."""
+        if size > cap:
+            quoted = shlex.quote(remote)
+            self._raw(f"head -c {cap} {quoted} >{quoted}.cut && mv -f {quoted}.cut {quoted}", 60)
         local = self._local / Path(remote).name
         self.get(remote, local)
-        data = local.read_bytes()
+        data = local.read_bytes()[:cap]
         local.unlink()
         return data
 
