@@ -553,6 +553,11 @@ def diagnose(ctx: Context) -> list[Finding]:
 
 # Kernel lines count as errors of the NPU stack only when they name a part of it: a board's boot
 # log holds many "failed" lines of other drivers (regulators, PHYs, USB) that say nothing of the NPU.
+# Kernel events that are faults whatever their subsystem: a board that prints them is not healthy.
+SEVERE_KERNEL = re.compile(
+    r"BUG:|Oops|Kernel panic|Unable to handle kernel|invoked oom-killer|Out of memory: Kill|soft lockup|"
+    r"hard LOCKUP|self-detected stall|Disabling IRQ #\d+|nobody cared"
+)
 NPU_SUBJECT = re.compile(
     r"rknpu|RKNPU|\bnpu\b|\bNPU\b|neutron|Neutron|rocket|Rocket|cvi[-_]?tpu|\btpu\b|\bTPU\b|iommu|IOMMU|"
     r"smmu|SMMU|remoteproc|rproc|firmware|\bion\b|dma[-_]heap|\bcma\b|\baccel\b"
@@ -569,7 +574,9 @@ def unexplained(ctx: Context, findings: list[Finding]) -> list[Evidence]:
         for line in doc.records:
             if not line.is_error or (doc.name, line.number) in cited:
                 continue
-            if line.is_kernel and not NPU_SUBJECT.search(line.message):
+            if line.is_kernel and not (
+                NPU_SUBJECT.search(line.message) or SEVERE_KERNEL.search(line.message)
+            ):
                 continue
             text = clean(line.raw)
             if any(p.search(line.message) or p.search(text) for p in explains):

@@ -73,7 +73,8 @@ TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"RKNN\s*: |RKNN/|librknnrt|rknn_server|RKNN Runtime Information|rknn-toolkit|rknn_\w+\(|"
             r"rknnrt version|rknn_api|rknn_init|rkllm|NPUTransfer|RKNNAPI|API Version: \d|Driver Version: \d|"
             r"NPU load:|RKNPU driver: v|API version: \d|/dev/dri|HAL user version|"
-            r"rknpu2 (?:runtime|driver) version"
+            r"rknpu2 (?:runtime|driver) version|sdk version: \d[^\n]*driver version: \d|"
+            r"model input num: \d+, output num: \d+|rknn_\w+_demo"
         ),
     ),
     (
