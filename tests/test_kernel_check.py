@@ -39,6 +39,13 @@ ENTRIES = {
     "RK3576_EVB": ("kas/rk3576-evb.yml", "rockchip/rk3576-evb1-v10-linux", "rk3576-bsp", "rockchip,rk3576"),
     "ROCK_5B": ("kas/rock-5b.yml", "rockchip/rk3588-rock-5b", None, "rockchip,rk3588"),
     "IMX95_VERDIN": ("kas/imx95-verdin.yml", "freescale/imx95-19x19-verdin", "imx95-evk", "fsl,imx95"),
+    # NXP's scarthgap BSP: linux-imx 6.6.36 (nxp-imx/meta-imx 6bbf35e7 linux-imx_6.6.bb, d23d64ee).
+    "IMX95_VERDIN_SCARTHGAP": (
+        "kas/imx95-verdin-scarthgap.yml",
+        "freescale/imx95-19x19-verdin",
+        "imx95-evk",
+        "fsl,imx95",
+    ),
     "IMX95_VERDIN_COMMUNITY": (
         "kas/imx95-verdin-community.yml",
         "freescale/imx95-19x19-verdin",
