@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """A lab's bad day (issue 28): killed runs, full disks, boards nobody can reach. Every test is a
 case that broke before: the real suite in its own process, against board twins, a signal sent
-to that process, a 64 KiB tmpfs."""
+to that process, a 64 KiB or 2 MiB tmpfs."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -398,6 +399,47 @@ def test_a_full_artifacts_disk_drops_bulky_evidence_first(tiny_disk):
     assert keep(tiny_disk / "out0.npy", b"x" * 1024, bulky=True) is False  # under the reserve: dropped
     assert keep(tiny_disk / "big.json", b"x" * (128 << 10)) is False  # the disk is full: no raise
     assert not (tiny_disk / "big.json").exists() and not (tiny_disk / "out0.npy").exists()
+
+
+@pytest.mark.parametrize("tiny_disk", ["2m"], indirect=True)
+def test_one_chatty_board_on_a_2_mib_disk_costs_no_board_its_verdict(
+    twin_factory, work, healthy, profile, tiny_disk
+):
+    # Why: one chatty board (within the documented bounds) filled a 2 MiB disk and the healthy
+    # boards lost their verdicts ("could not be judged: an unexpected OSError"). The real suite,
+    # a fleet of the chatty twin and two healthy ones, --artifacts and --junitxml on a 2 MiB tmpfs.
+    from twins.boards_hostile import CHATTY_BYTES, chatty_spec
+
+    from npu_accept.collect import board_dir_name
+    from npu_accept.sim.harness import fleet_access
+
+    assets = imx95_assets(work / "assets")
+    chatty = twin_factory(chatty_spec(assets))
+    other = twin_factory(imx95_spec(replace(HEALTHY, name="imx95-healthy-2"), assets))
+    twins = [chatty, healthy, other]
+    identity, known_hosts = fleet_access(twins, work / "chatty-access")
+    targets = [t.target for t in twins]
+    run = run_suite(targets, profile, tiny_disk, identity, known_hosts)
+    assert "Traceback" not in run.stdout + run.stderr and "INTERNALERROR" not in run.stdout, run.describe()
+    assert "could not be written" not in run.stderr, run.stderr  # every report, in full
+    assert run.returncode == 0, run.describe()
+    summary = run.summary()
+    assert list(summary) == targets
+    for target in targets:
+        assert summary[target]["accepted"] is True, summary[target]
+    assert {(c.target, c.check) for c in run.cases} == {(t, c) for t in targets for c in CHECK_ORDER}
+    assert all(c.status == "pass" for c in run.cases), run.describe()
+    artifacts = tiny_disk / "artifacts"
+    report = (artifacts / "report.md").read_text()
+    assert all(t in report for t in targets), report[:2000]
+    for name in ("report.html", "baseline.json"):
+        assert (artifacts / name).stat().st_size > 0, name
+    for twin in (healthy, other):  # the healthy boards' own small files are kept too
+        assert (artifacts / board_dir_name(twin.target) / "npu-info.json").stat().st_size > 0
+    # The chatty board did print more than the disk holds: three tool runs on stderr, its kernel log.
+    trace = (artifacts / board_dir_name(chatty.target) / "trace.jsonl").read_text()
+    chatter = [r for r in map(json.loads, trace.splitlines()) if r.get("bytes_out", 0) >= CHATTY_BYTES]
+    assert len(chatter) >= 4 and 4 * CHATTY_BYTES > 2 << 20, trace[-3000:]
 
 
 def test_a_yaml_bomb_profile_is_exit_4_at_once(tmp_path):

@@ -160,3 +160,32 @@ def hostile_spec(mode: str, assets: TwinAssets) -> TwinSpec:
         env={**spec.env, "PATH": path},
         sftp_subsystem="/bin/sleep 3600" if mode == "silent-sftp" else spec.sftp_subsystem,
     )
+
+
+# A chatty board stays within what docs/limits.md allows: its tools log just under the 1 MiB the
+# suite keeps of a stream, at every run, and its kernel log holds just under 1 MiB too.
+CHATTY_BYTES = 1_000_000
+_CHATTY_LINE = "neutron 4ab00004.imx95-neutron: debug: job queued, ring 0, fence 4711, all is well"
+
+
+def chatty_spec(assets: TwinAssets) -> TwinSpec:
+    """The healthy i.MX95 twin, chatty within the documented bounds: npu-info and npu-run print
+    CHATTY_BYTES of debug lines on stderr before they run, and dmesg prints as much."""
+    lines = CHATTY_BYTES // (len(_CHATTY_LINE) + 16)
+    boot_log = tuple(f"[{3 + n / 1000:12.6f}] {_CHATTY_LINE}" for n in range(lines))
+    spec = imx95_spec(replace(HEALTHY, name="imx95-chatty", boot_log=boot_log), assets)
+    chatter = f'yes \'{_CHATTY_LINE}\' | head -c {CHATTY_BYTES} >&2; exec "$REAL" "$@"'
+    python3 = f"""#!/bin/sh
+# a chatty board's python3: the on-target tools log a lot on stderr, then run
+REAL={sys.executable}
+case "$1" in
+    */npu-info|*/npu-run) {chatter} ;;
+    *) exec "$REAL" "$@" ;;
+esac
+"""
+    system = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    return replace(
+        spec,
+        executables={**spec.executables, f"{_BIN}/python3": python3},
+        env={**spec.env, "PATH": f"{_BIN}:{sys.executable.rsplit('/', 1)[0]}:{system}"},
+    )
