@@ -185,17 +185,24 @@ def test_a_second_run_waits_for_the_board_lock_then_names_the_holder(healthy):
         second.close()
 
 
+def _die_inside_pinned(board) -> None:
+    """A run that dies inside the pinned block: its link is gone, so its restore cannot reach the
+    board any more and the governors stay pinned."""
+    from npu_accept.collectors.governors import pinned
+
+    killed = _connect(board)
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the lost link, raised by the restore
+        with pinned(killed, {}):
+            killed.close()
+            raise RuntimeError("killed")
+
+
 def test_governors_left_pinned_by_a_killed_run_are_restored_by_the_next(rk3588):
     # Why: a run killed while governors were pinned left them pinned, and the next run read the
     # pinned values as "before" and "restored" them to performance.
     from npu_accept.collectors.governors import SAVED_PATH, pinned
 
-    killed = _connect(rk3588)
-    # the run dies inside the pinned block: its restore cannot reach the board any more
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the lost link, raised by the restore
-        with pinned(killed, {}):
-            killed.close()
-            raise RuntimeError("killed")
+    _die_inside_pinned(rk3588)
     assert set(_governors(rk3588).values()) == {"performance"}
     assert rk3588.board_path(SAVED_PATH).is_file()
     record: dict = {}
@@ -208,11 +215,7 @@ def test_governors_left_pinned_by_a_killed_run_are_restored_by_the_next(rk3588):
     from npu_accept.boardlock import board_lock
     from npu_accept.collect import RECOVERY_SH
 
-    killed = _connect(rk3588)
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the lost link, raised by the restore
-        with pinned(killed, {}):
-            killed.close()
-            raise RuntimeError("killed")
+    _die_inside_pinned(rk3588)
     assert set(_governors(rk3588).values()) == {"performance"}
     with _connect(rk3588) as following, board_lock(following, recover=RECOVERY_SH):
         assert _governors(rk3588) == GOVERNORS and not rk3588.board_path(SAVED_PATH).exists()
