@@ -189,3 +189,38 @@ esac
         executables={**spec.executables, f"{_BIN}/python3": python3},
         env={**spec.env, "PATH": f"{_BIN}:{sys.executable.rsplit('/', 1)[0]}:{system}"},
     )
+
+
+# A test hook on a healthy board: the board's tar holds the first --keep-tools install it sees (an
+# extraction into a `*.part.*` directory, collect._collect_info) before it reads the upload, so a
+# test knows the suite is in the middle of that upload and can act there, then let it go on.
+# In HOOK_DIR: armed (hold the next install), uploading (one is held), go (let it go on), cut (pass
+# only that many bytes of the upload on to tar, as a link that ends between two members would).
+HOOK_DIR = "/run/upload-hook"
+
+
+def upload_hook_spec(assets: TwinAssets) -> TwinSpec:
+    """The healthy i.MX95 twin whose tar holds an armed --keep-tools install (HOOK_DIR) until
+    told to go on (at most 60 s); `HOOK_DIR/extracted` says that tar has ended."""
+    spec = imx95_spec(replace(HEALTHY, name="imx95-upload-hook"), assets)
+    real = shutil.which("tar") or "/bin/tar"
+    tar = f"""#!/bin/sh
+# tar with a test hook: an armed --keep-tools install waits before it reads its stdin
+H={HOOK_DIR}
+case " $* " in
+    *" -C "*.part.*)
+        if rm "$H/armed" 2>/dev/null; then
+            echo $$ > "$H/uploading"; n=0
+            while [ ! -e "$H/go" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+            if [ -f "$H/cut" ]; then head -c "$(cat "$H/cut")" | {real} "$@"; else {real} "$@"; fi
+            status=$?; touch "$H/extracted"; exit $status
+        fi ;;
+esac
+exec {real} "$@"
+"""
+    system = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    return replace(
+        spec,
+        executables={**spec.executables, f"{_BIN}/tar": tar},
+        env={**spec.env, "PATH": f"{_BIN}:{sys.executable.rsplit('/', 1)[0]}:{system}"},
+    )
