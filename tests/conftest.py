@@ -63,12 +63,14 @@ def twin_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinFacto
 
 
 @pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs (root only): the layout docs/limits.md shows, on a disk that fills."""
+def tiny_disk(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A 64 KiB tmpfs (root only): the layout docs/limits.md shows, on a disk that fills. Another
+    size through indirect parametrization: `@pytest.mark.parametrize("tiny_disk", ["2m"], indirect=True)`."""
+    size = getattr(request, "param", "64k")
     mount = tmp_path / "disk"
     mount.mkdir()
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True
     )
     if done.returncode:
         pytest.fail(f"mount tmpfs failed ({done.stderr.decode().strip()}); the tests run as root")

@@ -1,23 +1,25 @@
 # SPDX-License-Identifier: MIT
 """A lab's bad day (issue 28): killed runs, full disks, boards nobody can reach. Every test is a
 case that broke before: the real suite in its own process, against board twins, a signal sent
-to that process, a 64 KiB tmpfs."""
+to that process, a 64 KiB or 2 MiB tmpfs."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from twins.boards_run import REPO, read_junit, run_suite
+from twins.boards_run import REPO, read_junit, run_on_twin, run_suite
 
 from npu_accept.checks.base import CHECK_ORDER
 from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile
@@ -184,17 +186,24 @@ def test_a_second_run_waits_for_the_board_lock_then_names_the_holder(healthy):
         second.close()
 
 
+def _die_inside_pinned(board) -> None:
+    """A run that dies inside the pinned block: its link is gone, so its restore cannot reach the
+    board any more and the governors stay pinned."""
+    from npu_accept.collectors.governors import pinned
+
+    killed = _connect(board)
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the lost link, raised by the restore
+        with pinned(killed, {}):
+            killed.close()
+            raise RuntimeError("killed")
+
+
 def test_governors_left_pinned_by_a_killed_run_are_restored_by_the_next(rk3588):
     # Why: a run killed while governors were pinned left them pinned, and the next run read the
     # pinned values as "before" and "restored" them to performance.
     from npu_accept.collectors.governors import SAVED_PATH, pinned
 
-    killed = _connect(rk3588)
-    # the run dies inside the pinned block: its restore cannot reach the board any more
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the lost link, raised by the restore
-        with pinned(killed, {}):
-            killed.close()
-            raise RuntimeError("killed")
+    _die_inside_pinned(rk3588)
     assert set(_governors(rk3588).values()) == {"performance"}
     assert rk3588.board_path(SAVED_PATH).is_file()
     record: dict = {}
@@ -207,11 +216,7 @@ def test_governors_left_pinned_by_a_killed_run_are_restored_by_the_next(rk3588):
     from npu_accept.boardlock import board_lock
     from npu_accept.collect import RECOVERY_SH
 
-    killed = _connect(rk3588)
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the lost link, raised by the restore
-        with pinned(killed, {}):
-            killed.close()
-            raise RuntimeError("killed")
+    _die_inside_pinned(rk3588)
     assert set(_governors(rk3588).values()) == {"performance"}
     with _connect(rk3588) as following, board_lock(following, recover=RECOVERY_SH):
         assert _governors(rk3588) == GOVERNORS and not rk3588.board_path(SAVED_PATH).exists()
@@ -398,6 +403,240 @@ def test_a_full_artifacts_disk_drops_bulky_evidence_first(tiny_disk):
     assert keep(tiny_disk / "out0.npy", b"x" * 1024, bulky=True) is False  # under the reserve: dropped
     assert keep(tiny_disk / "big.json", b"x" * (128 << 10)) is False  # the disk is full: no raise
     assert not (tiny_disk / "big.json").exists() and not (tiny_disk / "out0.npy").exists()
+
+
+@pytest.mark.parametrize("tiny_disk", ["2m"], indirect=True)
+def test_one_chatty_board_on_a_2_mib_disk_costs_no_board_its_verdict(
+    twin_factory, work, healthy, profile, tiny_disk
+):
+    # Why: one chatty board (within the documented bounds) filled a 2 MiB disk and the healthy
+    # boards lost their verdicts ("could not be judged: an unexpected OSError"). The real suite,
+    # a fleet of the chatty twin and two healthy ones, --artifacts and --junitxml on a 2 MiB tmpfs.
+    from twins.boards_hostile import CHATTY_BYTES, chatty_spec
+
+    from npu_accept.collect import board_dir_name
+    from npu_accept.sim.harness import fleet_access
+
+    assets = imx95_assets(work / "assets")
+    chatty = twin_factory(chatty_spec(assets))
+    other = twin_factory(imx95_spec(replace(HEALTHY, name="imx95-healthy-2"), assets))
+    twins = [chatty, healthy, other]
+    identity, known_hosts = fleet_access(twins, work / "chatty-access")
+    targets = [t.target for t in twins]
+    run = run_suite(targets, profile, tiny_disk, identity, known_hosts)
+    assert "Traceback" not in run.stdout + run.stderr and "INTERNALERROR" not in run.stdout, run.describe()
+    assert "could not be written" not in run.stderr, run.stderr  # every report, in full
+    assert run.returncode == 0, run.describe()
+    summary = run.summary()
+    assert list(summary) == targets
+    for target in targets:
+        assert summary[target]["accepted"] is True, summary[target]
+    assert {(c.target, c.check) for c in run.cases} == {(t, c) for t in targets for c in CHECK_ORDER}
+    assert all(c.status == "pass" for c in run.cases), run.describe()
+    artifacts = tiny_disk / "artifacts"
+    report = (artifacts / "report.md").read_text()
+    assert all(t in report for t in targets), report[:2000]
+    for name in ("report.html", "baseline.json"):
+        assert (artifacts / name).stat().st_size > 0, name
+    for twin in (healthy, other):  # the healthy boards' own small files are kept too
+        assert (artifacts / board_dir_name(twin.target) / "npu-info.json").stat().st_size > 0
+    # The chatty board did print more than the disk holds: three tool runs on stderr, its kernel log.
+    trace = (artifacts / board_dir_name(chatty.target) / "trace.jsonl").read_text()
+    chatter = [r for r in map(json.loads, trace.splitlines()) if r.get("bytes_out", 0) >= CHATTY_BYTES]
+    assert len(chatter) >= 4 and 4 * CHATTY_BYTES > 2 << 20, trace[-3000:]
+
+
+# ------------------------------------------------------------------ --keep-tools: two runs, a kill
+
+
+@pytest.fixture(scope="module")
+def hooked(twin_factory, work: Path):
+    from twins.boards_hostile import upload_hook_spec
+
+    return twin_factory(upload_hook_spec(imx95_assets(work / "assets")))
+
+
+def _hook(twin, name: str) -> Path:
+    from twins.boards_hostile import HOOK_DIR
+
+    return twin.board_path(f"{HOOK_DIR}/{name}")
+
+
+def _fresh_for_keep_tools(twin) -> None:
+    """The board as before its first --keep-tools run, and the hook armed for the next install."""
+    for kept in twin.board_path("/tmp").glob("npu-accept-tools-*"):
+        shutil.rmtree(kept)
+    shutil.rmtree(_hook(twin, ""), ignore_errors=True)
+    _hook(twin, "").mkdir()
+    _hook(twin, "armed").touch()
+
+
+def _wait_for(condition, what: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {seconds:.0f} s"
+        time.sleep(0.02)
+
+
+def _installing(twin) -> bool:
+    """Whether a --keep-tools install (a shell or tar working on a `.part` directory) runs on the board."""
+    for pid in twin.pids():
+        with contextlib.suppress(OSError):
+            if b".part." in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+    return False
+
+
+def _took(proc: subprocess.Popen[bytes], signum: int) -> bool:
+    """Whether a process has taken a signal sent to it: it is gone, or the signal has reached the
+    handler it set (/proc/PID/status: caught, no longer pending). pytest holds the suite's stderr
+    until the session ends, so its sentence on the signal cannot tell this."""
+    if proc.poll() is not None:
+        return True
+    bit = 1 << (signum - 1)
+    with contextlib.suppress(OSError):
+        status = dict(
+            line.split(":", 1) for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+        )
+        if not int(status["SigCgt"], 16) & bit:
+            return False  # not caught: the default action ends the process, wait for that
+        pending = [int(status["ShdPnd"], 16)]
+        for task in Path(f"/proc/{proc.pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                line = next(x for x in (task / "status").read_text().splitlines() if x.startswith("SigPnd:"))
+                pending.append(int(line.split(":", 1)[1], 16))
+        return not any(p & bit for p in pending)
+    return proc.poll() is not None
+
+
+class _Output:
+    """Both streams of a suite process, read as they come (stderr line by line)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.err: list[bytes] = []
+        self.out = b""
+
+        def err() -> None:
+            for line in iter(proc.stderr.readline, b""):
+                self.err.append(line)
+
+        def out() -> None:
+            self.out = proc.stdout.read()
+
+        self.readers = [threading.Thread(target=f, daemon=True) for f in (err, out)]
+        for reader in self.readers:
+            reader.start()
+
+    def finish(self, timeout: float = 300) -> tuple[str, str]:
+        self.proc.wait(timeout)
+        for reader in self.readers:
+            reader.join(timeout)
+        return self.out.decode("utf-8", "replace"), b"".join(self.err).decode("utf-8", "replace")
+
+
+def _assert_tools_whole_and_alone(twin) -> None:
+    """One kept tools directory, exactly the suite's tools (besides a `.complete` mark and the
+    bytecode Python writes as they run), and no `.part` file or directory in the board's /tmp."""
+    import io
+    import tarfile
+
+    from npu_accept.collect import tools_archive
+
+    archive = tools_archive()
+    tmp = twin.board_path("/tmp")
+    stray = [str(p.relative_to(tmp)) for p in tmp.rglob("*") if ".part" in p.name]
+    assert not stray, stray
+    kept = tmp / archive.dirname
+    with tarfile.open(fileobj=io.BytesIO(archive.data)) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isreg()}
+    on_board = {str(p.relative_to(kept)) for p in kept.rglob("*") if p.is_file() and ".pyc" not in p.name}
+    assert on_board == {*members, ".complete"}, sorted(on_board ^ {*members, ".complete"})
+    for name, data in members.items():
+        assert (kept / name).read_bytes() == data, f"{name} is half-written"
+
+
+def test_two_keep_tools_runs_at_once_leave_one_whole_tools_directory(hooked, profile, tmp_path):
+    # Why: two runs with --keep-tools left a stray .part file inside the kept tools directory: the
+    # second run's install was moved into the first one's. The first run is held in the middle of
+    # its upload (the board's tar hook) until the second has met the board lock (its trace) or,
+    # without a lock, has ended; then the first goes on.
+    from npu_accept.boardlock import LOCK_PATH
+    from npu_accept.collect import board_dir_name
+
+    _fresh_for_keep_tools(hooked)
+    first = _Output(_suite(hooked, profile, tmp_path / "first", ("--keep-tools",)))
+    _wait_for(lambda: _hook(hooked, "uploading").exists() or first.proc.poll() is not None, "the upload")
+    assert first.proc.poll() is None, first.finish()
+    second = _Output(_suite(hooked, profile, tmp_path / "second", ("--keep-tools",)))
+    trace = tmp_path / "second" / "artifacts" / board_dir_name(hooked.target) / "trace.jsonl"
+    _wait_for(
+        lambda: (trace.exists() and LOCK_PATH in trace.read_text()) or second.proc.poll() is not None,
+        "the second run meeting the board lock",
+    )
+    _hook(hooked, "go").touch()
+    runs = {"first": first.finish(), "second": second.finish()}
+    _wait_for(lambda: not _installing(hooked), "the installs on the board ending")
+    _assert_tools_whole_and_alone(hooked)
+    for name, proc in (("first", first.proc), ("second", second.proc)):
+        assert proc.returncode == 0, (name, proc.returncode, runs[name][0][-2000:], runs[name][1][-2000:])
+        summary = json.loads((tmp_path / name / "artifacts" / "summary.json").read_text())
+        assert summary[hooked.target]["accepted"] is True, summary
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+def test_a_keep_tools_run_killed_mid_upload_leaves_no_partial_tools(hooked, profile, tmp_path, signum):
+    # Why: a stray .part left on the board by --keep-tools runs. The first run is killed while its
+    # upload of the tools is held on the board (the tar hook), and the upload goes on only once the
+    # suite has taken the signal (its handler has it, or the process is gone); then a second run.
+    _fresh_for_keep_tools(hooked)
+    first = _Output(_suite(hooked, profile, tmp_path / "first", ("--keep-tools",)))
+    _wait_for(lambda: _hook(hooked, "uploading").exists() or first.proc.poll() is not None, "the upload")
+    assert first.proc.poll() is None, first.finish()
+    first.proc.send_signal(signum)
+    _wait_for(lambda: _took(first.proc, signum), f"the suite taking {signum.name}")
+    _hook(hooked, "go").touch()
+    stdout, stderr = first.finish()
+    _wait_for(lambda: not _installing(hooked), "the first run's install on the board ending")
+    second = run_on_twin(hooked, profile, tmp_path / "second", ("--keep-tools",))
+    _assert_tools_whole_and_alone(hooked)
+    assert second.returncode == 0, second.describe()
+    if signum == signal.SIGTERM:  # examined to the end, as on Ctrl-C
+        assert first.proc.returncode == 2 and "Traceback" not in stderr, (
+            first.proc.returncode,
+            stderr[-2000:],
+        )
+        summary = json.loads((tmp_path / "first" / "artifacts" / "summary.json").read_text())
+        assert summary[hooked.target]["accepted"] is True, summary
+    else:
+        assert first.proc.returncode == -signal.SIGKILL
+
+
+def test_a_keep_tools_upload_cut_between_two_members_is_not_kept(hooked, profile, tmp_path):
+    # Why: a half-written tool left on the board. tar takes a stream that ends between two members
+    # for the archive's end and exits 0: such an install was marked complete, and every later
+    # --keep-tools run used the half-written tools. The board's tar hook cuts the upload there.
+    import io
+    import tarfile
+
+    from npu_accept.collect import tools_archive
+
+    archive = tools_archive()
+    with tarfile.open(fileobj=io.BytesIO(archive.data)) as tar:
+        cut = next(m.offset for m in tar.getmembers() if m.name == archive.last)  # its header
+    _fresh_for_keep_tools(hooked)
+    _hook(hooked, "cut").write_text(f"{cut}\n")
+    _hook(hooked, "go").touch()
+    first = run_on_twin(hooked, profile, tmp_path / "first", ("--keep-tools",))
+    assert _hook(hooked, "extracted").exists(), "the hook did not cut the upload"
+    tmp = hooked.board_path("/tmp")
+    assert not [p.name for p in tmp.iterdir() if p.name.startswith("npu-accept-tools-")], list(tmp.iterdir())
+    assert first.returncode == 1, first.describe()
+    cause = first.summary()[hooked.target]["root_cause"]
+    assert "the upload of the on-target tools ended short" in cause and "python3" not in cause, cause
+    second = run_on_twin(hooked, profile, tmp_path / "second", ("--keep-tools",))
+    _assert_tools_whole_and_alone(hooked)
+    assert second.returncode == 0, second.describe()
 
 
 def test_a_yaml_bomb_profile_is_exit_4_at_once(tmp_path):

@@ -61,6 +61,7 @@ INFO_TIMEOUT_S = 60.0
 RECOVERY_SH = f"{{ {governors.recovery_sh()}; {daemon_restart.recovery_sh()}; }} >/dev/null 2>&1"
 RUN_TIMEOUT_S = 600.0
 _TOOLS_MISSING = "npu-accept-tools-missing"
+_UPLOAD_SHORT = "the upload of the tools ended short"
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class ToolsArchive:
     data: bytes
     digest: str
     top_level: tuple[str, ...]  # the archive's top-level entries (npu-run, npu-info, npu_target)
+    last: str = ""  # the archive's last regular file: extracted only when the whole stream arrived
 
     @property
     def dirname(self) -> str:
@@ -111,8 +113,10 @@ def tools_archive() -> ToolsArchive:
     once per process."""
     data = tar_files(target_tools().files())
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        top = sorted({member.name.split("/", 1)[0] for member in tar.getmembers()})
-    return ToolsArchive(data, hashlib.sha256(data).hexdigest(), tuple(top))
+        members = tar.getmembers()
+    top = sorted({member.name.split("/", 1)[0] for member in members})
+    last = [member.name for member in members if member.isreg()][-1]
+    return ToolsArchive(data, hashlib.sha256(data).hexdigest(), tuple(top), last)
 
 
 def _golden(path: Path) -> np.ndarray:
@@ -345,12 +349,14 @@ def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Op
         script = present + f"echo {_TOOLS_MISSING} >&2; exit 97"
         remote, result = _in_new_temp_dir(link, script, options.limits)
         if result.exit_code == 97 and _TOOLS_MISSING.encode() in result.stderr:
-            install = (
-                f"NPU_ACCEPT_TMP={shlex.quote(remote)}; "
-                f'p={tools}.part.$$; rm -rf "$p" {tools} && mkdir -p "$p" && tar -xof - -C "$p" && '
-                f'touch "$p/.complete" && mv "$p" {tools} && ln -sf {links} "$NPU_ACCEPT_TMP"/ && {info}'
+            install = f"NPU_ACCEPT_TMP={shlex.quote(remote)}; {_install_sh(tools, archive)} && "
+            result = _run(
+                link,
+                install + f'ln -sf {links} "$NPU_ACCEPT_TMP"/ && {info}',
+                INFO_TIMEOUT_S,
+                options.limits,
+                archive.data,
             )
-            result = _run(link, install, INFO_TIMEOUT_S, options.limits, archive.data)
     else:
         script = f'tar -xof - -C "$NPU_ACCEPT_TMP" && {info}'
         remote, result = _in_new_temp_dir(link, script, options.limits, archive.data)
@@ -366,6 +372,11 @@ def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Op
             + (f", last line on stderr: {visible(tail[-1])}" if tail else "")
             + "); check that python3 runs on the board"
         )
+        if any(_UPLOAD_SHORT in line for line in tail):
+            facts.info_error = (
+                "the upload of the on-target tools ended short (--keep-tools: nothing of it is kept "
+                "on the board); run again, and check the link if it happens again"
+            )
         if full is not None:  # the tools could not even be unpacked
             facts.info_error = (
                 f"the board's /tmp is full (No space left on device: {visible(full)}); the suite "
@@ -373,6 +384,27 @@ def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Op
             )
         raise BoardDataError(facts.info_error) from None
     return remote
+
+
+def _install_sh(tools: str, archive: ToolsArchive) -> str:
+    """Board-side shell: unpack the tools archive on stdin into the kept directory ``tools``
+    (--keep-tools), through a `.part.$$` directory that is renamed only when whole.
+
+    Run under the board lock. Nothing partial stays: the `.part` directories of killed runs
+    (their shell gone) are removed first; an upload that ends short is removed, also one cut
+    between two members, which tar takes for the archive's end (the last member is missing);
+    and a `.part` moved into a directory another install made meanwhile is removed from it.
+    """
+    last = shlex.quote(archive.last)
+    return (
+        f"t={tools}; p=$t.part.$$; "
+        'for o in "${t%/*}"/npu-accept-tools-*.part.*; do q=${o##*.}; case "$q" in ""|*[!0-9]*) ;; '
+        '*) [ -d "/proc/$q" ] || rm -rf "$o";; esac; done; '
+        'rm -rf "$p" "$t" && mkdir -p "$p" && '
+        f'{{ {{ tar -xof - -C "$p" && [ -f "$p"/{last} ]; }} || {{ rm -rf "$p"; '
+        f"echo 'npu-accept: {_UPLOAD_SHORT}; nothing of it is kept' >&2; exit 1; }}; }} && "
+        'touch "$p/.complete" && mv "$p" "$t" && rm -rf "$t/${p##*/}"'
+    )
 
 
 def _collect_model(

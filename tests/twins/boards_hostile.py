@@ -160,3 +160,67 @@ def hostile_spec(mode: str, assets: TwinAssets) -> TwinSpec:
         env={**spec.env, "PATH": path},
         sftp_subsystem="/bin/sleep 3600" if mode == "silent-sftp" else spec.sftp_subsystem,
     )
+
+
+# A chatty board stays within what docs/limits.md allows: its tools log just under the 1 MiB the
+# suite keeps of a stream, at every run, and its kernel log holds just under 1 MiB too.
+CHATTY_BYTES = 1_000_000
+_CHATTY_LINE = "neutron 4ab00004.imx95-neutron: debug: job queued, ring 0, fence 4711, all is well"
+
+
+def chatty_spec(assets: TwinAssets) -> TwinSpec:
+    """The healthy i.MX95 twin, chatty within the documented bounds: npu-info and npu-run print
+    CHATTY_BYTES of debug lines on stderr before they run, and dmesg prints as much."""
+    lines = CHATTY_BYTES // (len(_CHATTY_LINE) + 16)
+    boot_log = tuple(f"[{3 + n / 1000:12.6f}] {_CHATTY_LINE}" for n in range(lines))
+    spec = imx95_spec(replace(HEALTHY, name="imx95-chatty", boot_log=boot_log), assets)
+    chatter = f'yes \'{_CHATTY_LINE}\' | head -c {CHATTY_BYTES} >&2; exec "$REAL" "$@"'
+    python3 = f"""#!/bin/sh
+# a chatty board's python3: the on-target tools log a lot on stderr, then run
+REAL={sys.executable}
+case "$1" in
+    */npu-info|*/npu-run) {chatter} ;;
+    *) exec "$REAL" "$@" ;;
+esac
+"""
+    system = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    return replace(
+        spec,
+        executables={**spec.executables, f"{_BIN}/python3": python3},
+        env={**spec.env, "PATH": f"{_BIN}:{sys.executable.rsplit('/', 1)[0]}:{system}"},
+    )
+
+
+# A test hook on a healthy board: the board's tar holds the first --keep-tools install it sees (an
+# extraction into a `*.part.*` directory, collect._collect_info) before it reads the upload, so a
+# test knows the suite is in the middle of that upload and can act there, then let it go on.
+# In HOOK_DIR: armed (hold the next install), uploading (one is held), go (let it go on), cut (pass
+# only that many bytes of the upload on to tar, as a link that ends between two members would).
+HOOK_DIR = "/run/upload-hook"
+
+
+def upload_hook_spec(assets: TwinAssets) -> TwinSpec:
+    """The healthy i.MX95 twin whose tar holds an armed --keep-tools install (HOOK_DIR) until
+    told to go on (at most 60 s); `HOOK_DIR/extracted` says that tar has ended."""
+    spec = imx95_spec(replace(HEALTHY, name="imx95-upload-hook"), assets)
+    real = shutil.which("tar") or "/bin/tar"
+    tar = f"""#!/bin/sh
+# tar with a test hook: an armed --keep-tools install waits before it reads its stdin
+H={HOOK_DIR}
+case " $* " in
+    *" -C "*.part.*)
+        if rm "$H/armed" 2>/dev/null; then
+            echo $$ > "$H/uploading"; n=0
+            while [ ! -e "$H/go" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+            if [ -f "$H/cut" ]; then head -c "$(cat "$H/cut")" | {real} "$@"; else {real} "$@"; fi
+            status=$?; touch "$H/extracted"; exit $status
+        fi ;;
+esac
+exec {real} "$@"
+"""
+    system = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    return replace(
+        spec,
+        executables={**spec.executables, f"{_BIN}/tar": tar},
+        env={**spec.env, "PATH": f"{_BIN}:{sys.executable.rsplit('/', 1)[0]}:{system}"},
+    )
