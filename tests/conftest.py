@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 _TESTS = Path(__file__).resolve().parent
-for _p in (_TESTS.parent / "src", _TESTS):
+# the checkout's own sources first: the host package, the on-target package (npu_target, from the
+# npu-tools recipe's files/, where the wheel takes it from too) and the tests' helpers
+_TARGET_FILES = _TESTS.parent / "meta-npu" / "recipes-tools" / "npu-tools" / "files"
+for _p in (_TARGET_FILES, _TESTS.parent / "src", _TESTS):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,13 +29,6 @@ _PACKAGE = Path(__file__).resolve().parent
 _REPO = _PACKAGE.parent.parent
 _RECIPE_FILES = _REPO / "meta-npu" / "recipes-tools" / "npu-tools" / "files"
 LAUNCHERS = ("npu-info", "npu-run")
-
-
-def make_target_package_importable() -> None:
-    """Run from a checkout without an install, the host imports npu_target (the family
-    descriptor, shared parsers) from the recipe's files/, where the wheel takes it from too."""
-    if importlib.util.find_spec("npu_target") is None and (_RECIPE_FILES / "npu_target").is_dir():
-        sys.path.append(str(_RECIPE_FILES))
 
 
 class DataMissing(RuntimeError):
