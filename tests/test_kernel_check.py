@@ -148,6 +148,30 @@ def test_the_old_fragment_label_stops_with_kernel_checks_sentence(tmp_path: Path
     ]
 
 
+def test_a_missing_neutron_label_is_named_with_nxps_label(tmp_path: Path) -> None:
+    """Seen on NXP's real tree (nxp-imx/linux-imx imx95.dtsi 97bf30a8): a fragment whose label the
+    tree lacks got the Rockchip hint. The i.MX95 sentence names NXP's label."""
+    tree = subset_tree(tmp_path, "IMX95_VERDIN_COMMUNITY")
+    bad = tmp_path / "imx95-neutron-pool.dtsi"
+    bad.write_text(
+        (
+            ROOT
+            / "meta-npu/dynamic-layers/freescale-layer/recipes-kernel/linux/linux-imx/imx95-neutron-pool.dtsi"
+        )
+        .read_text()
+        .replace("&neutron {", "&npu {")
+    )
+    proc = kernel_check(
+        "--tree", tree, "--entry", "kas/imx95-verdin-community.yml", "--skip-config", "--fragment", bad
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "imx95-neutron-pool.dtsi refers to label npu, which freescale/imx95-19x19-verdin.dts and its "
+        "includes do not define in this kernel tree: use the label this tree gives the node (e.g. neutron "
+        "in NXP's imx95.dtsi)."
+    ]
+
+
 def test_an_sram_user_the_fragment_leaves_is_an_overlap(tmp_path: Path) -> None:
     soc = (RECORDS / "rk3588-bsp.dtsi").read_text()
     soc = soc.replace(
