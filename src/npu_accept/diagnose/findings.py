@@ -560,7 +560,7 @@ SEVERE_KERNEL = re.compile(
 )
 NPU_SUBJECT = re.compile(
     r"rknpu|RKNPU|\bnpu\b|\bNPU\b|neutron|Neutron|rocket|Rocket|cvi[-_]?tpu|\btpu\b|\bTPU\b|iommu|IOMMU|"
-    r"smmu|SMMU|remoteproc|rproc|firmware|\bion\b|dma[-_]heap|\bcma\b|\baccel\b"
+    r"smmu|SMMU|remoteproc|rproc|firmware|\bion\b|dma[-_]heap|\bcma\b|\baccel\b|galcore"
 )
 
 

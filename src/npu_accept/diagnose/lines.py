@@ -61,7 +61,7 @@ ERROR_WORDS = re.compile(
     r"not supported|unsupported|Unsupported|Invalid|invalid|cannot|Cannot|can't|timeout|Timeout|"
     r"exit code [1-9]|exit status [1-9]|returned? -?[1-9]\d*\b|ret\s*=\s*-[1-9]|errno|UNREACHABLE|"
     r"CANNOT LINK|BUG:|Disabling IRQ #\d+|nobody cared|oom-killer|Out of memory|soft lockup|"
-    r"hard LOCKUP|self-detected stall|Unable to handle kernel|Call trace:)"
+    r"hard LOCKUP|self-detected stall|Unable to handle kernel|Call trace:|\bhang\b|version magic)"
 )
 # Lines that only look like errors: a count of zero failures, an option's name, the word "error"
 # in a file or function name.
