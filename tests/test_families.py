@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -100,13 +101,18 @@ SIGNATURE_EXCLUDE_FLAGS = (
 MANIFEST_CLASSES = [LAYER / "conf" / "layer.conf", LAYER / "classes" / "npu-base.bbclass"]
 
 
+def _records(bbc: Any) -> dict[str, dict[str, str]]:
+    """What the records say the manifest flags are, from npu_layer as layer.conf's addpylib
+    line made it importable in the parse of BBC."""
+    flags: dict[str, dict[str, str]] = bbc.bb.utils._context["npu_layer"].families.manifest_flags()
+    return flags
+
+
 def _layer_flags(bbc: Any) -> dict[str, dict[str, str]]:
     """What npu-base.bbclass sets, under real BitBake, for every manifest variable and family."""
-    from npu_layer.families import manifest_flags
-
     return {
         var: {name: bbc.data.getVarFlag(var, name, False) for name in table}
-        for var, table in manifest_flags().items()
+        for var, table in _records(bbc).items()
     }
 
 
@@ -126,11 +132,10 @@ def test_the_layers_manifest_table_is_the_descriptors() -> None:
     """npu-base.bbclass keeps the manifest roles as BitBake variables (task signatures follow
     them); under real BitBake they must say what the descriptor says, for every family."""
     from bbevents import parsed_classes
-    from npu_layer.families import manifest_flags
 
-    expected = manifest_flags()
-    assert set(expected["NPU_DRIVER_RECIPE"]) == {f.name for f in families.FAMILIES}
     with parsed_classes(MANIFEST_CLASSES, {"LAYERDIR": str(LAYER)}) as bbc:
+        expected = _records(bbc)
+        assert set(expected["NPU_DRIVER_RECIPE"]) == {f.name for f in families.FAMILIES}
         assert _layer_flags(bbc) == expected
 
 
@@ -152,11 +157,10 @@ def test_every_family_names_its_manifest_recipes() -> None:
 def test_a_bbclass_that_differs_from_the_records_is_caught(var: str, family: str, value: str) -> None:
     """The twin: one flag set otherwise in the parsed layer no longer equals the records."""
     from bbevents import parsed_classes
-    from npu_layer.families import manifest_flags
 
     with parsed_classes(MANIFEST_CLASSES, {"LAYERDIR": str(LAYER)}) as bbc:
         bbc.data.setVarFlag(var, family, value)
-        assert _layer_flags(bbc) != manifest_flags()
+        assert _layer_flags(bbc) != _records(bbc)
 
 
 def _signature_inputs(bbc: Any, key: str) -> dict[str, str]:
@@ -231,6 +235,50 @@ def test_bitbake_names_the_descriptors_families_for_an_unknown_one() -> None:
     with parsed_classes(MANIFEST_CLASSES, variables) as bbc:
         message = bbc.fire(bb.event.ConfigParsed())
     assert message is not None and ", ".join(families.names()) in message
+
+
+def test_without_the_layers_python_library_bitbake_says_so_in_one_sentence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """npu-base.bbclass reached through BBPATH alone (layer.conf's addpylib never ran): the
+    NPU_FAMILY check stops with the fix instead of an ImportError traceback."""
+    import bb.event
+    from bbevents import parsed_classes
+
+    library = str(LAYER / "lib")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if Path(p).resolve() != Path(library)])
+    for name in [m for m in sys.modules if m == "npu_layer" or m.startswith("npu_layer.")]:
+        monkeypatch.delitem(sys.modules, name)
+    variables = {"LAYERDIR": str(LAYER), "NPU_FAMILY": "rknpu"}
+    with parsed_classes([LAYER / "classes" / "npu-base.bbclass"], variables) as bbc:
+        message = bbc.fire(bb.event.ConfigParsed())
+    assert message is not None and "addpylib" in message and "BBLAYERS" in message
+    assert message.endswith(".") and "\n" not in message and "Traceback" not in message
+
+
+def test_a_layer_without_the_descriptor_is_one_sentence(tmp_path: Path) -> None:
+    """npu_layer finds the descriptor beside itself in the layer; a layer checked out without
+    it is refused with the file and the fix. The twin: the real layer loads it."""
+    import shutil
+
+    copy = tmp_path / "meta-npu" / "lib" / "npu_layer"
+    shutil.copytree(LAYER / "lib" / "npu_layer", copy)
+    module = _load(copy / "families.py", "scratch_npu_layer_families")
+    with pytest.raises(module.DescriptorError) as refused:
+        module.descriptor()
+    assert str(refused.value).count(". ") == 0 and "check out meta-npu again" in str(refused.value)
+    real = _load(LAYER / "lib" / "npu_layer" / "families.py", "real_npu_layer_families")
+    assert real.descriptor().names() == families.names()
+
+
+def _load(path: Path, name: str) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_the_driver_check_points_at_the_families_kernel_options() -> None:
