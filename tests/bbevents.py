@@ -93,7 +93,9 @@ def parsed_classes(classes: list[Path], variables: dict[str, str]) -> Iterator[P
     data.setVar("BBPATH", str(classes[0].parent.parent))
     try:
         for cls in classes:
-            bb.parse.handle(str(cls), data, True)
+            # A .conf file is parsed as the cooker parses layer.conf (bb.cookerdata
+            # parse_config_file: baseconfig=True), the only way addpylib is honoured.
+            bb.parse.handle(str(cls), data, True, baseconfig=cls.suffix == ".conf")
         for var in data.getVar("__BBHANDLERS", False) or []:
             bb.event.register(
                 var,

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from npu_target import families
@@ -88,21 +90,141 @@ def test_recipes_select_only_known_families() -> None:
     assert used and used <= set(families.names()), used - set(families.names())
 
 
-def test_the_layers_manifest_table_is_the_descriptors() -> None:
-    """npu-base.bbclass keeps the manifest roles as BitBake variables (task signatures follow
-    them); under real BitBake they must say what the descriptor says, family by family."""
+# oe-core's BB_SIGNATURE_EXCLUDE_FLAGS (meta/conf/bitbake.conf, the same in scarthgap 54355052
+# and wrynose ef022bf8): a variable's flags outside this list are in the signature of what uses it.
+SIGNATURE_EXCLUDE_FLAGS = (
+    "doc deps depends lockfiles vardepsexclude vardeps vardepvalue vardepvalueexclude "
+    "file-checksums python task nostamp sstate-lockfile-shared prefuncs postfuncs export_func "
+    "deptask rdeptask recrdeptask nodeprrecs stamp-extra-info sstate-outputdirs filename lineno "
+    "progress mcdepends number_threads"
+)
+MANIFEST_CLASSES = [LAYER / "conf" / "layer.conf", LAYER / "classes" / "npu-base.bbclass"]
+
+
+def _records(bbc: Any) -> dict[str, dict[str, str]]:
+    """What the records say the manifest flags are, from npu_layer as layer.conf's addpylib
+    line made it importable in the parse of BBC."""
+    flags: dict[str, dict[str, str]] = bbc.bb.utils._context["npu_layer"].families.manifest_flags()
+    return flags
+
+
+def _layer_flags(bbc: Any) -> dict[str, dict[str, str]]:
+    """What npu-base.bbclass sets, under real BitBake, for every manifest variable and family."""
+    return {
+        var: {name: bbc.data.getVarFlag(var, name, False) for name in table}
+        for var, table in _records(bbc).items()
+    }
+
+
+def test_the_layer_reads_the_records_through_its_python_library() -> None:
+    """layer.conf's addpylib line, run by BitBake's parser, makes npu_layer importable, and it
+    reads the descriptor the board and the host read (not a copy found through BBPATH)."""
     from bbevents import parsed_classes
 
-    with parsed_classes([LAYER / "classes" / "npu-base.bbclass"], {"LAYERDIR": str(LAYER)}) as bbc:
-        for family in families.FAMILIES:
-            for role in ROLES:
-                flag = bbc.data.getVarFlag(f"NPU_{role.upper()}_RECIPE", family.name, False) or ""
-                expected = getattr(family, f"{role}_recipe")
-                if expected == families.KERNEL:
-                    expected = "${PREFERRED_PROVIDER_virtual/kernel}"
-                assert flag == expected, (family.name, role)
-            version = bbc.data.getVarFlag("NPU_DRIVER_VERSION", family.name, False) or ""
-            assert version == family.driver_version, family.name
+    with parsed_classes(MANIFEST_CLASSES, {"LAYERDIR": str(LAYER)}) as bbc:
+        library = bbc.bb.utils._context["npu_layer"]
+        assert library.families.names() == families.names()
+        assert library.families.DESCRIPTOR.samefile(Path(families.__file__))
+        assert library.families.family("rknpu") == families.family("rknpu")
+
+
+def test_the_layers_manifest_table_is_the_descriptors() -> None:
+    """npu-base.bbclass keeps the manifest roles as BitBake variables (task signatures follow
+    them); under real BitBake they must say what the descriptor says, for every family."""
+    from bbevents import parsed_classes
+
+    with parsed_classes(MANIFEST_CLASSES, {"LAYERDIR": str(LAYER)}) as bbc:
+        expected = _records(bbc)
+        assert set(expected["NPU_DRIVER_RECIPE"]) == {f.name for f in families.FAMILIES}
+        assert _layer_flags(bbc) == expected
+
+
+def test_every_family_names_its_manifest_recipes() -> None:
+    """No family's manifest is only the kernel: a driver and a runtime recipe each."""
+    for family in families.FAMILIES:
+        assert family.driver_recipe and family.runtime_recipe, family.name
+
+
+@pytest.mark.parametrize(
+    ("var", "family", "value"),
+    [
+        ("NPU_RUNTIME_RECIPE", "rknpu", "rknn-toolkit-lite2"),
+        ("NPU_DRIVER_RECIPE", "cvitek-tpu", ""),
+        ("NPU_DELEGATE_RECIPE", "rocket", "tensorflow-lite"),
+        ("NPU_DRIVER_VERSION", "neutron", "2.0"),
+    ],
+)
+def test_a_bbclass_that_differs_from_the_records_is_caught(var: str, family: str, value: str) -> None:
+    """The twin: one flag set otherwise in the parsed layer no longer equals the records."""
+    from bbevents import parsed_classes
+
+    with parsed_classes(MANIFEST_CLASSES, {"LAYERDIR": str(LAYER)}) as bbc:
+        bbc.data.setVarFlag(var, family, value)
+        assert _layer_flags(bbc) != _records(bbc)
+
+
+def _signature_inputs(bbc: Any, key: str) -> dict[str, str]:
+    """What BitBake's signature of KEY hashes: every variable, flag and function it depends on
+    (bb.data.build_dependencies, followed as bb.data.generate_dependencies follows a task's)."""
+    bb = bbc.bb
+    data = bbc.data
+    data.setVar("BB_SIGNATURE_EXCLUDE_FLAGS", SIGNATURE_EXCLUDE_FLAGS)
+    excluded = SIGNATURE_EXCLUDE_FLAGS.split()
+    modules = set(bb.codeparser.modulecode_deps)
+    keys = {k for k in data if not k.startswith("__")} | modules
+    parsing = data.createCopy()
+    values: dict[str, str] = {}
+    todo = [key]
+    while todo:
+        name = todo.pop()
+        if name in values:
+            continue
+        deps, values[name] = bb.data.build_dependencies(
+            name, keys, modules, set(), excluded, set(), data, parsing
+        )
+        todo += sorted(deps)
+    return values
+
+
+ROLE_USERS = [
+    ("npu_write_manifest", [LAYER / "classes" / "npu-manifest.bbclass"]),
+    ("NPU_ROLE_RECIPES", []),
+]
+
+
+@pytest.mark.parametrize(("key", "extra"), ROLE_USERS, ids=[k for k, _ in ROLE_USERS])
+@pytest.mark.parametrize("family", families.FAMILIES, ids=lambda f: f.name)
+def test_the_signature_follows_every_role(key: str, extra: list[Path], family: families.Family) -> None:
+    """Changing any family's recipe of any role (or its driver version) changes what the
+    signature of the manifest's writer (do_rootfs runs it) and of NPU_ROLE_RECIPES hashes."""
+    from bbevents import parsed_classes
+
+    variables = {"LAYERDIR": str(LAYER), "NPU_FAMILY": family.name}
+    with parsed_classes([*MANIFEST_CLASSES, *extra], variables) as bbc:
+        before = _signature_inputs(bbc, key)
+        changed = [f"NPU_{role.upper()}_RECIPE" for role in ROLES]
+        if key == "npu_write_manifest":
+            changed.append("NPU_DRIVER_VERSION")
+        for var in changed:
+            old = bbc.data.getVarFlag(var, family.name, False)
+            bbc.data.setVarFlag(var, family.name, "changed")
+            assert _signature_inputs(bbc, key) != before, (var, family.name)
+            bbc.data.setVarFlag(var, family.name, old)
+        assert _signature_inputs(bbc, key) == before
+        bbc.data.setVar("NPU_UNRELATED", "changed")  # the twin: what it does not use
+        assert _signature_inputs(bbc, key) == before
+
+
+def test_without_the_named_variables_the_signature_would_miss_a_role() -> None:
+    """The twin of the vardeps in npu-base.bbclass: the role is read with a computed variable
+    name, which BitBake's code parser cannot follow, so without them a role's change is unseen."""
+    from bbevents import parsed_classes
+
+    with parsed_classes(MANIFEST_CLASSES, {"LAYERDIR": str(LAYER), "NPU_FAMILY": "rknpu"}) as bbc:
+        bbc.data.delVarFlag("npu_role_recipe", "vardeps")
+        before = _signature_inputs(bbc, "NPU_ROLE_RECIPES")
+        bbc.data.setVarFlag("NPU_RUNTIME_RECIPE", "rknpu", "changed")
+        assert _signature_inputs(bbc, "NPU_ROLE_RECIPES") == before
 
 
 def test_bitbake_names_the_descriptors_families_for_an_unknown_one() -> None:
@@ -110,9 +232,53 @@ def test_bitbake_names_the_descriptors_families_for_an_unknown_one() -> None:
     from bbevents import parsed_classes
 
     variables = {"LAYERDIR": str(LAYER), "NPU_FAMILY": "hailo"}
-    with parsed_classes([LAYER / "classes" / "npu-base.bbclass"], variables) as bbc:
+    with parsed_classes(MANIFEST_CLASSES, variables) as bbc:
         message = bbc.fire(bb.event.ConfigParsed())
     assert message is not None and ", ".join(families.names()) in message
+
+
+def test_without_the_layers_python_library_bitbake_says_so_in_one_sentence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """npu-base.bbclass reached through BBPATH alone (layer.conf's addpylib never ran): the
+    NPU_FAMILY check stops with the fix instead of an ImportError traceback."""
+    import bb.event
+    from bbevents import parsed_classes
+
+    library = str(LAYER / "lib")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if Path(p).resolve() != Path(library)])
+    for name in [m for m in sys.modules if m == "npu_layer" or m.startswith("npu_layer.")]:
+        monkeypatch.delitem(sys.modules, name)
+    variables = {"LAYERDIR": str(LAYER), "NPU_FAMILY": "rknpu"}
+    with parsed_classes([LAYER / "classes" / "npu-base.bbclass"], variables) as bbc:
+        message = bbc.fire(bb.event.ConfigParsed())
+    assert message is not None and "addpylib" in message and "BBLAYERS" in message
+    assert message.endswith(".") and "\n" not in message and "Traceback" not in message
+
+
+def test_a_layer_without_the_descriptor_is_one_sentence(tmp_path: Path) -> None:
+    """npu_layer finds the descriptor beside itself in the layer; a layer checked out without
+    it is refused with the file and the fix. The twin: the real layer loads it."""
+    import shutil
+
+    copy = tmp_path / "meta-npu" / "lib" / "npu_layer"
+    shutil.copytree(LAYER / "lib" / "npu_layer", copy)
+    module = _load(copy / "families.py", "scratch_npu_layer_families")
+    with pytest.raises(module.DescriptorError) as refused:
+        module.descriptor()
+    assert str(refused.value).count(". ") == 0 and "check out meta-npu again" in str(refused.value)
+    real = _load(LAYER / "lib" / "npu_layer" / "families.py", "real_npu_layer_families")
+    assert real.descriptor().names() == families.names()
+
+
+def _load(path: Path, name: str) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_the_driver_check_points_at_the_families_kernel_options() -> None:

@@ -240,7 +240,8 @@ def parse_layer(corenames: str, later: str, tmp_path: Path):
     d.setVar("LAYERDIR", str(LAYER))
     d.setVar("LAYERDIR_RE", re.escape(str(LAYER)))
     d.setVar("WORKDIR", "/build/w")
-    bb.parse.handle(str(LAYER / "conf" / "layer.conf"), d, True)
+    # As the cooker parses layer.conf (bb.cookerdata.parse_config_file), so addpylib is honoured.
+    bb.parse.handle(str(LAYER / "conf" / "layer.conf"), d, True, baseconfig=True)
     d.expandVarref("LAYERDIR")
     d.expandVarref("LAYERDIR_RE")
     if later:

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # npu-base.bbclass: the configuration-wide part of meta-npu, inherited only with the NPU feature
 # (conf/layer.conf): NPU_FAMILY and its checks (from the family descriptor
-# recipes-tools/npu-tools/files/npu_target/families.py, which npu-info and the suite read too), the
-# build manifest's recipes and their pkgdata export, and the NXP EULA guard.
+# recipes-tools/npu-tools/files/npu_target/families.py, which npu-info and the suite read too,
+# through lib/npu_layer, which conf/layer.conf registers with addpylib), the build manifest's
+# recipes and their pkgdata export, and the NXP EULA guard.
 
 NPU_FAMILY_DEFAULT ?= "none"
 # i.MX95 with NXP's BSP kernel (linux-imx carries drivers/staging/neutron); meta-freescale's
@@ -11,22 +12,48 @@ NPU_FAMILY_DEFAULT ?= "none"
 NPU_FAMILY_DEFAULT:mx95-nxp-bsp ?= "neutron"
 NPU_FAMILY ??= "${NPU_FAMILY_DEFAULT}"
 
-# Recipes behind each role of the build manifest, one flag per family (the family descriptor
-# holds the same table; tests/test_families.py keeps the two equal: task signatures follow
-# these variables, not a file that Python reads). The kernel is always
-# PREFERRED_PROVIDER_virtual/kernel. Empty means the family has no such part.
+# Recipes behind each role of the build manifest, one flag per family of the family descriptor
+# (which holds the same table, npu_layer.families.manifest_flags(); tests/test_families.py keeps
+# the two equal: task signatures follow these variables, not a file that Python reads). The kernel
+# is always PREFERRED_PROVIDER_virtual/kernel. Empty means the family has no such part. A
+# distro or local.conf may set its own flag (e.g. NPU_RUNTIME_RECIPE[rknpu] = "my-librknnrt").
 # Neutron: the driver is built into linux-imx (CONFIG_NEUTRON=y), so the driver recipe is the
 # kernel; NPU_DRIVER_VERSION is the driver's MODULE_VERSION, what it reports at run time in
 # /sys/module/neutron/version (design.md, "Build manifest").
-NPU_DRIVER_RECIPE[neutron] = "${PREFERRED_PROVIDER_virtual/kernel}"
-NPU_DRIVER_VERSION[neutron] = "1.0"
-NPU_RUNTIME_RECIPE[neutron] = "neutron"
-NPU_DELEGATE_RECIPE[neutron] = "tensorflow-lite-neutron-delegate"
-NPU_DAEMON_RECIPE[neutron] = ""
+NPU_DRIVER_RECIPE[neutron] ?= "${PREFERRED_PROVIDER_virtual/kernel}"
+NPU_DRIVER_VERSION[neutron] ?= "1.0"
+NPU_RUNTIME_RECIPE[neutron] ?= "neutron"
+NPU_DELEGATE_RECIPE[neutron] ?= "tensorflow-lite-neutron-delegate"
+NPU_DAEMON_RECIPE[neutron] ?= ""
+# rknpu: the driver is built into the BSP kernel (rknpu.cfg); its run-time version is not
+# recorded (the BSP kernel tree could not be read to confirm it).
+NPU_DRIVER_RECIPE[rknpu] ?= "${PREFERRED_PROVIDER_virtual/kernel}"
+NPU_DRIVER_VERSION[rknpu] ?= ""
+NPU_RUNTIME_RECIPE[rknpu] ?= "librknnrt"
+NPU_DELEGATE_RECIPE[rknpu] ?= ""
+NPU_DAEMON_RECIPE[rknpu] ?= "rknn-server"
+# rocket: the in-tree driver (rocket.cfg) has no version of its own; the kernel's stands for it.
+NPU_DRIVER_RECIPE[rocket] ?= "${PREFERRED_PROVIDER_virtual/kernel}"
+NPU_DRIVER_VERSION[rocket] ?= ""
+NPU_RUNTIME_RECIPE[rocket] ?= "python3-tensorflow-lite"
+NPU_DELEGATE_RECIPE[rocket] ?= "mesa"
+NPU_DAEMON_RECIPE[rocket] ?= ""
+# cvitek-tpu: the out-of-tree cvi-tpu module, which exposes no version, and cviruntime.
+NPU_DRIVER_RECIPE[cvitek-tpu] ?= "cvitek-tpu"
+NPU_DRIVER_VERSION[cvitek-tpu] ?= ""
+NPU_RUNTIME_RECIPE[cvitek-tpu] ?= "cviruntime"
+NPU_DELEGATE_RECIPE[cvitek-tpu] ?= ""
+NPU_DAEMON_RECIPE[cvitek-tpu] ?= ""
 
 def npu_role_recipe(role, d):
     """The recipe that plays ROLE (driver, runtime, delegate, daemon) for NPU_FAMILY."""
     return d.getVarFlag('NPU_%s_RECIPE' % role.upper(), d.getVar('NPU_FAMILY')) or ''
+# BitBake's code parser cannot see a variable whose name is computed, so the variables are named
+# here: with them (and, through BB_SIGNATURE_EXCLUDE_FLAGS, every family's flag of them) in the
+# dependencies, the signature of every task that asks for a role (the image's do_rootfs through
+# npu_write_manifest, NPU_ROLE_RECIPES) changes when a role's recipe does.
+# nooelint: oelint.vars.mispell.unknown
+npu_role_recipe[vardeps] = "NPU_DRIVER_RECIPE NPU_RUNTIME_RECIPE NPU_DELEGATE_RECIPE NPU_DAEMON_RECIPE"
 
 def npu_manifest_recipes(d):
     """Every recipe whose version and SRCREV the build manifest records."""
@@ -70,16 +97,18 @@ python __anonymous() {
 }
 
 def npu_families(d):
-    """The family descriptor (npu_target/families.py of the npu-tools recipe), found through BBPATH."""
-    import importlib.util
-    path = bb.utils.which(d.getVar('BBPATH'), 'recipes-tools/npu-tools/files/npu_target/families.py')
-    if not path:
-        bb.fatal('meta-npu is incomplete: recipes-tools/npu-tools/files/npu_target/families.py is '
-                 'not found through BBPATH; check out meta-npu again.')
-    spec = importlib.util.spec_from_file_location('npu_families', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The family records, read by meta-npu/lib/npu_layer/families.py (registered by addpylib)."""
+    try:
+        import npu_layer.families
+    except ImportError:
+        bb.fatal('The Python library of meta-npu (lib/npu_layer) is not importable: the addpylib '
+                 'line of meta-npu/conf/layer.conf registers it, so add meta-npu to BBLAYERS '
+                 'instead of reaching its classes through BBPATH alone.')
+    try:
+        npu_layer.families.descriptor()
+    except npu_layer.families.DescriptorError as error:
+        bb.fatal(str(error))
+    return npu_layer.families
 
 python npu_config_check() {
     family = e.data.getVar('NPU_FAMILY')

@@ -91,3 +91,6 @@ python npu_write_manifest() {
 }
 
 ROOTFS_POSTPROCESS_COMMAND += "npu_write_manifest"
+# The driver version's flag is read with a computed name (NPU_FAMILY's), which BitBake's code
+# parser cannot follow: named here, every family's flag of it is in do_rootfs's signature.
+npu_write_manifest[vardeps] += "NPU_DRIVER_VERSION"

@@ -3,10 +3,10 @@
 
 Read by npu-info on the board (which probe detects and describes the family), by the host suite
 (the kernel options a missing driver points at, the default backend of a profile's models) and
-by the layer: npu-base.bbclass loads this file (found through BBPATH) to check NPU_FAMILY and the
-vendor layers a family's packages come from; tests/test_families.py holds the layer's manifest
-recipe table (NPU_*_RECIPE flags, which task signatures depend on) and the profile schema's
-family list to this file.
+by the layer: npu-base.bbclass reads it through meta-npu/lib/npu_layer (registered with addpylib in
+conf/layer.conf) to check NPU_FAMILY and the vendor layers a family's packages come from;
+tests/test_families.py holds the layer's manifest recipe table (NPU_*_RECIPE flags, which task
+signatures depend on) and the profile schema's family list to this file.
 
 Standard library only: it runs on the board (Python >= 3.9), on the host and inside BitBake.
 """
@@ -63,11 +63,14 @@ FAMILIES: tuple[Family, ...] = (
         kernel_config="CONFIG_ROCKCHIP_RKNPU",
         memory=SRAM,
         layers=(),
-        driver_recipe="",
+        # The driver is built into the BSP kernel (rknpu.cfg). Its run-time version (debugfs
+        # "RKNPU driver: vX.Y.Z") is not recorded: the BSP kernel tree (JeffyCN/mirrors
+        # kernel-6.1-2024_04_14) could not be read to confirm it (unconfirmed, so left empty).
+        driver_recipe=KERNEL,
         driver_version="",
-        runtime_recipe="",
+        runtime_recipe="librknnrt",
         delegate_recipe="",
-        daemon_recipe="",
+        daemon_recipe="rknn-server",
     ),
     Family(
         name="rocket",
@@ -77,10 +80,12 @@ FAMILIES: tuple[Family, ...] = (
         kernel_config="CONFIG_DRM_ACCEL_ROCKET",
         memory=NO_MEMORY,
         layers=(),
-        driver_recipe="",
+        # The in-tree Rocket driver (rocket.cfg) exposes no version of its own: the kernel's
+        # version stands for it. TFLite's Python bindings run the models, Mesa's Teflon delegates.
+        driver_recipe=KERNEL,
         driver_version="",
-        runtime_recipe="",
-        delegate_recipe="",
+        runtime_recipe="python3-tensorflow-lite",
+        delegate_recipe="mesa",
         daemon_recipe="",
     ),
     Family(
@@ -91,9 +96,11 @@ FAMILIES: tuple[Family, ...] = (
         kernel_config="the cvi-tpu kernel module",
         memory=ION,
         layers=(),
-        driver_recipe="",
+        # The out-of-tree cvi-tpu module (cvitek-tpu_git.bb) exposes no version, so none is
+        # recorded; cviruntime is the runtime the models run on.
+        driver_recipe="cvitek-tpu",
         driver_version="",
-        runtime_recipe="",
+        runtime_recipe="cviruntime",
         delegate_recipe="",
         daemon_recipe="",
     ),
