@@ -431,3 +431,30 @@ def _profile_with(profile, **changes):
     import dataclasses
 
     return dataclasses.replace(profile, **changes)
+
+
+# A family whose driver is part of the kernel and has no version of its own in the manifest
+# (RKNPU in the vendor kernel, Rocket in mainline: npu-base.bbclass records the kernel as the
+# driver's recipe and NPU_DRIVER_VERSION stays unset): the manifest's driver record is the kernel's.
+KERNEL_PART = {
+    "npu_family": "neutron",
+    "kernel": {"recipe": "linux-imx", "version": "6.12.49"},
+    "driver": {"recipe": "linux-imx", "version": "6.12.49"},
+}
+
+
+def test_a_driver_inside_the_kernel_is_compared_by_the_kernel_the_image_built(profile):
+    info = _with("manifest", copy.deepcopy(KERNEL_PART))
+    result = run_check("driver", _facts(profile, info=info), profile)
+    assert result.status == "pass", result.message  # driver 1.0 is not compared with 6.12.49
+    assert "part of kernel 6.12.49" in result.message
+    info["kernel"] = "6.6.36-lts-next"
+    result = run_check("driver", _facts(profile, info=info), profile)
+    assert result.status == "fail" and "runs kernel 6.6.36-lts-next" in result.message
+    assert "records kernel 6.12.49" in result.message
+
+
+def test_a_manifest_with_a_driver_version_of_its_own_still_compares_it(profile):
+    manifest = {**copy.deepcopy(KERNEL_PART), "driver": {"recipe": "linux-imx", "version": "1.1"}}
+    result = run_check("driver", _facts(profile, info=_with("manifest", manifest)), profile)
+    assert result.status == "fail" and "records 1.1" in result.message

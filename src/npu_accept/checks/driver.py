@@ -97,6 +97,11 @@ def check_driver(facts: BoardFacts, profile: Profile) -> CheckResult:
                 f"{profile.name} is for {profile.family}; flash the image built for this board.",
                 "manifest",
             )
+        kernel_said = _against_built_kernel(facts, manifest, name)
+        if isinstance(kernel_said, CheckResult):
+            return kernel_said
+        if kernel_said is not None:
+            return _loaded(name, version, source, devices, spec.firmware, kernel_said)
         built = (manifest.get("driver") or {}).get("version")
         if not built:
             return failed(
@@ -114,16 +119,58 @@ def check_driver(facts: BoardFacts, profile: Profile) -> CheckResult:
                 version=version,
                 manifest_version=built,
             )
+    return _loaded(name, version, source, devices, spec.firmware, spec.match_manifest)
+
+
+def _loaded(
+    name: str, version: object, source: str, devices: set[str], firmware: str | None, manifest: bool | str
+) -> CheckResult:
+    """The pass sentence; `manifest` is True, False, or what the manifest comparison said."""
+    said = manifest if isinstance(manifest, str) else (", as in the build manifest" if manifest else "")
     return passed(
         CHECK,
         f"{name} driver {version} (from {source}) is loaded"
         + (f" with {', '.join(sorted(devices))}" if devices else "")
-        + (", firmware running" if spec.firmware else "")
-        + (", as in the build manifest" if spec.match_manifest else "")
+        + (", firmware running" if firmware else "")
+        + said
         + ".",
         version=version,
         source=source,
     )
+
+
+def _against_built_kernel(
+    facts: BoardFacts, manifest: dict[str, object], name: str
+) -> CheckResult | str | None:
+    """Where the driver is part of the kernel and the manifest records no version of its own (its
+    driver record is the kernel's record: RKNPU in the vendor kernel, Rocket in mainline), the
+    driver's version (0.9.8) cannot be compared with a kernel recipe's (6.1.99): the running kernel
+    is compared with the kernel the image built instead. None where the manifest has a driver
+    version of its own; a failed result, or the words for the pass sentence."""
+    driver, kernel = manifest.get("driver"), manifest.get("kernel")
+    if not isinstance(driver, dict) or not isinstance(kernel, dict):
+        return None
+    built = str(kernel.get("version") or "")
+    if not built or driver.get("recipe") != kernel.get("recipe") or str(driver.get("version") or "") != built:
+        return None
+    running = str((facts.info or {}).get("kernel") or "").strip()
+    if not running:
+        return failed(
+            CHECK,
+            f"The build manifest records the {name} driver as part of kernel {built}, but the running "
+            "kernel's release could not be read (/proc/sys/kernel/osrelease); mount procfs.",
+            "manifest",
+        )
+    release = running.split("-", 1)[0].split("+", 1)[0]
+    if not same_version(release, built):
+        return failed(
+            CHECK,
+            f"The board runs kernel {running} but the build manifest records kernel {built}, which the "
+            f"{name} driver is part of; the board runs a kernel other than the image built — reflash it.",
+            "manifest",
+            manifest_version=built,
+        )
+    return f", as in the build manifest (part of kernel {built})"
 
 
 def _kernel_hint(profile: Profile) -> str:
