@@ -14,6 +14,7 @@ from npu_target import families
 from npu_target.backends import BACKEND_MODULES
 from npu_target.probes import FAMILY_MODULES
 
+from npu_accept import schemaload
 from npu_accept.checks.base import SKIP
 from npu_accept.checks.registry import implementation
 from npu_accept.paths import schemas_dir
@@ -25,7 +26,7 @@ ROLES = ("driver", "runtime", "delegate", "daemon")
 
 
 def test_the_profile_schema_knows_exactly_the_descriptors_families() -> None:
-    schema = json.loads((schemas_dir() / "profile.schema.json").read_text())
+    schema = schemaload.load("profile")
     assert tuple(schema["properties"]["family"]["enum"]) == families.names()
 
 
@@ -37,19 +38,43 @@ def test_every_report_schema_knows_exactly_the_descriptors_families(
     schema: str, pointer: tuple[str, ...]
 ) -> None:
     """A family missing from npu-info's schema would make its boards "could not be examined"."""
-    node = json.loads((schemas_dir() / f"{schema}.schema.json").read_text())
+    node = schemaload.load(schema)
     for key in pointer:
         node = node[key]
     assert tuple(node["enum"]) == families.names(), schema
 
 
 def test_the_backend_enums_are_the_backends_that_exist() -> None:
-    for schema, pointer in (("npu-run", ("properties", "backend")),):
-        node = json.loads((schemas_dir() / f"{schema}.schema.json").read_text())
+    for schema, pointer in (
+        ("npu-run", ("properties", "backend")),
+        ("profile", ("properties", "models", "items", "properties", "backend")),
+    ):
+        node = schemaload.load(schema)
         for key in pointer:
             node = node[key]
         assert set(node["enum"]) == set(BACKEND_MODULES), schema
     assert {f.backend for f in families.FAMILIES} <= set(BACKEND_MODULES)
+
+
+def test_no_shipped_schema_copies_a_registry_list() -> None:
+    """Every family or backend enum of a shipped schema is filled from the registry at load; the
+    file's own list stays empty (a stale copy would refuse a new family's reports)."""
+    registered = (set(families.names()) | set(BACKEND_MODULES)) - {families.NONE}
+    marked = 0
+    for path in sorted(schemas_dir().glob("*.schema.json")):
+        stack = [json.loads(path.read_text())]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, dict):
+                stack.extend(node.values())
+                if schemaload.MARK in node:
+                    marked += 1
+                    assert node.get("enum") == [], path.name
+                else:
+                    assert not set(node.get("enum") or []) & registered, (path.name, node)
+    assert marked == 5  # family: profile, npu-info, image-facts; backend: profile, npu-run
 
 
 def test_every_family_has_a_signature_catalogue_package() -> None:

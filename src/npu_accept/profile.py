@@ -11,12 +11,10 @@ and exit without a traceback.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -224,8 +222,9 @@ THRESHOLD_FLOORS = {"cosine": 0.5, "euclid": 0.0, "sqnr_db": 0.0, "top_k_agree":
 @shared()
 def profile_schema() -> dict[str, Any]:
     """The JSON schema of `npu-profile/1` shipped in the package."""
-    text = resources.files("npu_accept").joinpath("schemas/profile.schema.json").read_text()
-    return json.loads(text)
+    from npu_accept import schemaload
+
+    return schemaload.load("profile")
 
 
 @shared()
