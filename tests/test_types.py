@@ -36,6 +36,7 @@ CLEAN = [
     "npu_accept/diagnose/pairings.py",
     "npu_accept/diagnose/sources.py",
     "npu_accept/logparse.py",
+    "npu_accept/schemaload.py",
     "npu_accept/tensorstream.py",
     "npu_accept/validation.py",
     "npu_accept/checks/__init__.py",

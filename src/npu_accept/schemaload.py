@@ -4,7 +4,8 @@
 A schema node that lists what a registry holds says so instead of copying the list:
 ``{"x-npu-registry": "families", "enum": []}`` is filled at load with the NPU families of
 ``npu_target.families`` (``names()``), ``"backends"`` with npu-run's backends
-(``npu_target.backends.BACKEND_MODULES``).  The file's own ``enum`` stays empty, so a reader that
+(``npu_target.backends.BACKEND_MODULES``), ``"flash-methods"`` with npu-flash's methods
+(``npu_accept.flash.methods``, each family package's).  The file's own ``enum`` stays empty, so a reader that
 skips this loader refuses every value rather than accepting a stale list; a new NPU family edits
 no schema (docs/design.md, "Adding an NPU family").
 """
@@ -33,7 +34,17 @@ def _backends() -> list[str]:
     return list(BACKEND_MODULES)
 
 
-REGISTRIES: dict[str, Callable[[], list[str]]] = {"families": _families, "backends": _backends}
+def _flash_methods() -> list[str]:
+    from npu_accept.flash.spec import method_names
+
+    return list(method_names())
+
+
+REGISTRIES: dict[str, Callable[[], list[str]]] = {
+    "families": _families,
+    "backends": _backends,
+    "flash-methods": _flash_methods,
+}
 
 
 def fill(node: Any) -> Any:
