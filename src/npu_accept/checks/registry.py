@@ -68,7 +68,8 @@ def _tables() -> tuple[Mapping[tuple[str, str], CheckFn], Mapping[str, tuple[Col
 
 
 def _modules() -> list[ModuleType]:
-    """The check modules: `npu_accept.checks.*`, then each family package's `checks`."""
+    """The check modules: `npu_accept.checks.*`, then each family package's `checks` (a module, or
+    a package whose modules are each one)."""
     from npu_accept import families
 
     package = importlib.import_module("npu_accept.checks")
@@ -76,7 +77,12 @@ def _modules() -> list[ModuleType]:
         importlib.import_module(f"{package.__name__}.{info.name}")
         for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)
     ]
-    return found + [module for _, module in families.modules("checks")]
+    for _, module in families.modules("checks"):
+        found.append(module)
+        if hasattr(module, "__path__"):  # a family's checks as a package: one module per check
+            infos = sorted(pkgutil.iter_modules(module.__path__), key=lambda m: m.name)
+            found += [importlib.import_module(f"{module.__name__}.{info.name}") for info in infos]
+    return found
 
 
 def implementation(check: str, family: str) -> CheckFn | None:
