@@ -9,6 +9,7 @@ from __future__ import annotations
 from npu_accept.checks.base import CheckResult, failed, passed, skipped
 from npu_accept.diagnose import pairings
 from npu_accept.facts import BoardFacts
+from npu_accept.families.neutron import pairing
 from npu_accept.logparse import DELEGATE_VERSION
 from npu_accept.profile import Profile
 
@@ -23,7 +24,7 @@ def check_neutron_pairing(facts: BoardFacts, profile: Profile) -> CheckResult:
             f"Profile {profile.name} does not say which Neutron SDK converted its models "
             "(pairing.converter, e.g. NeutronSDK_2.2.2+LF_6.12.49_2.2.0).",
         )
-    sdk = pairings.neutron_sdk(str(converter))
+    sdk = pairing.neutron_sdk(str(converter))
     if sdk is None:
         return failed(
             CHECK,
@@ -32,7 +33,7 @@ def check_neutron_pairing(facts: BoardFacts, profile: Profile) -> CheckResult:
             "profile",
         )
     kernel = (facts.info or {}).get("kernel")
-    clause = pairings.neutron_mismatch(sdk, kernel)
+    clause = pairing.neutron_mismatch(sdk, kernel)
     if clause:
         return failed(
             CHECK,

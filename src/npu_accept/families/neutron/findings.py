@@ -10,6 +10,7 @@ import re
 from npu_accept.diagnose import pairings
 from npu_accept.diagnose.findings import Context, Finding, Rule
 from npu_accept.diagnose.sources import STATED_REVISION, Evidence, quote
+from npu_accept.families.neutron import pairing
 from npu_accept.logparse import DELEGATE_VERSION
 
 # /sys/devices/soc0/revision of the i.MX95 (see IMX95_BAD in npu_accept.diagnose.findings).
@@ -104,9 +105,9 @@ def sdk_bsp_mismatch(ctx: Context) -> list[Finding]:
     kernel, kernel_evidence = release
     findings = []
     for doc in ctx.docs:
-        for evidence, _ in doc.grep(pairings.NEUTRON_SDK):
-            sdk = pairings.neutron_sdk(evidence.text)
-            clause = pairings.neutron_mismatch(sdk, kernel) if sdk else None
+        for evidence, _ in doc.grep(pairing.NEUTRON_SDK):
+            sdk = pairing.neutron_sdk(evidence.text)
+            clause = pairing.neutron_mismatch(sdk, kernel) if sdk else None
             if clause:
                 findings.append(
                     Finding(

@@ -11,6 +11,7 @@ import re
 from npu_accept.diagnose import pairings
 from npu_accept.diagnose.findings import Context, Finding, Rule, first_hit
 from npu_accept.diagnose.sources import Evidence
+from npu_accept.families.rknpu import pairing
 
 RKNN_RUNTIME = re.compile(r"librknnrt version: (?P<v>\d+(?:\.\d+)+)")
 RKNN_SERVER = re.compile(r"(?:rknn_server version: |start rknn server, version:\s*)(?P<v>\d+(?:\.\d+)+)")
@@ -42,7 +43,7 @@ def _rknn_pairing(ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None) 
         return []
     made: list[tuple[str, Evidence]] = []
     for doc in ctx.of("rknn-model"):
-        info = pairings.rknn_model_info(doc.data)
+        info = pairing.rknn_model_info(doc.data)
         if info and info.toolkit_version:
             made.append(
                 (info.toolkit_version, Evidence(doc.name, None, f'"version": "{info.toolkit_version}"'))
@@ -51,7 +52,7 @@ def _rknn_pairing(ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None) 
     if model_line:
         made.append((model_line[1].group("v"), model_line[0]))
     for toolkit, evidence in made:
-        clause = pairings.rknn_mismatch(toolkit, board[0])
+        clause = pairing.rknn_mismatch(toolkit, board[0])
         if clause:
             return [
                 Finding(

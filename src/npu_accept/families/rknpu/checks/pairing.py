@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from npu_accept.checks.base import CheckResult, failed, passed, skipped
 from npu_accept.collectors.model_files import FACT_KEY, collect_model_files
-from npu_accept.diagnose import pairings
 from npu_accept.facts import BoardFacts
+from npu_accept.families.rknpu import pairing
 from npu_accept.profile import Profile
 
 CHECK = "pairing"
@@ -35,7 +35,7 @@ def check_rknn_pairing(facts: BoardFacts, profile: Profile) -> CheckResult:
                 "by RKNN-Toolkit2); export it again with the toolkit of the board's runtime.",
                 "model-unknown-maker",
             )
-        clause = pairings.rknn_mismatch(record["toolkit"], runtime)
+        clause = pairing.rknn_mismatch(record["toolkit"], runtime)
         if clause:
             return failed(
                 CHECK,
