@@ -3,6 +3,8 @@
 
 `npu_accept.families.<family>` holds the family's data and code, each piece optional:
 
+- `__init__.py`: may name the profile sections its boards must state, `PROFILE_SECTIONS =
+  {key: why}` (read by `npu_accept.profile`);
 - `signatures.yaml`: its diagnosis signatures (read by `npu_accept.diagnose.catalogue`);
 - `versions.yaml`: its version pairings (read by `npu_accept.diagnose.pairings`);
 - `checks.py`: its checks and collectors, `IMPLEMENTS`/`COLLECTORS` as in `npu_accept.checks`
@@ -57,3 +59,12 @@ def modules(name: str) -> list[tuple[str, ModuleType]]:
         if importlib.util.find_spec(full) is not None:
             found.append((package, importlib.import_module(full)))
     return found
+
+
+def profile_sections(family: str) -> dict[str, str]:
+    """{section: why} a FAMILY's profiles must state (its package's PROFILE_SECTIONS; {} if none)."""
+    package = "any" if family == "*" else family.replace("-", "_")
+    if package not in packages():
+        return {}
+    module = importlib.import_module(f"{__name__}.{package}")
+    return dict(getattr(module, "PROFILE_SECTIONS", {}))
