@@ -8,7 +8,7 @@ layer (`meta-npu/dynamic-layers/hailo/`) and an edit of at most three shared fil
 SHARED names.  Every file the addition touched is then compared with that list, and in the
 scratch tree the family works: the registries list it, npu-info's schema accepts its report, its
 pairing check judges (no silent skip), the catalogue loads its signatures, npu-diagnose runs its
-rule and npu-flash knows its method.  The twin is the same family without a piece: one sentence
+rule and reads its kernel lines, and npu-flash knows its method.  The twin is the same family without a piece: one sentence
 names the missing file.
 """
 
@@ -236,6 +236,7 @@ PROBE = """\
     doc = Document("dmesg.txt", text="hailo: HAILO_RESET HAILO_FW_NOT_FOUND\\n")
     out["findings"] = [f.code for f in findings.diagnose(findings.Context(docs=[doc], family_hint="hailo"))]
     out["flash"] = load_flash_spec(str(root / "hailo-board.yaml")).method
+    out["kernel_subject"] = bool(findings.NPU_SUBJECT.search("HAILO: request timed out"))
     print(json.dumps(out))
     """
 
@@ -297,6 +298,7 @@ def test_a_new_family_is_its_own_package_its_layer_and_the_shared_files(tmp_path
     assert out["signatures"] and "hailo-firmware-missing" in out["signatures"]
     assert "hailo-reset" in out["findings"]
     assert out["flash"] == "hailofw"
+    assert out["kernel_subject"]  # its kernel lines count as the NPU stack's in npu-diagnose
 
 
 def test_a_family_without_a_pairing_check_gets_a_sentence_naming_the_file(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from npu_accept import compare
+from npu_accept import compare, families
 from npu_accept.diagnose import catalogue, kernel_faults
 from npu_accept.diagnose.lines import Line, clean
 from npu_accept.diagnose.sources import Document, Evidence, quote
@@ -316,9 +316,15 @@ def diagnose(ctx: Context) -> list[Finding]:
 
 # Kernel lines count as errors of the NPU stack only when they name a part of it: a board's boot
 # log holds many "failed" lines of other drivers (regulators, PHYs, USB) that say nothing of the NPU.
+# Each family's own wording comes from its package (`KERNEL_SUBJECT`, npu_accept.families).
 NPU_SUBJECT = re.compile(
-    r"rknpu|RKNPU|\bnpu\b|\bNPU\b|neutron|Neutron|rocket|Rocket|cvi[-_]?tpu|\btpu\b|\bTPU\b|iommu|IOMMU|"
-    r"smmu|SMMU|remoteproc|rproc|firmware|\bion\b|dma[-_]heap|\bcma\b|\baccel\b"
+    "|".join(
+        (
+            *families.kernel_subjects(),
+            r"\bnpu\b|\bNPU\b|\btpu\b|\bTPU\b|iommu|IOMMU|smmu|SMMU|remoteproc|rproc|firmware|\bion\b|"
+            r"dma[-_]heap|\bcma\b|\baccel\b",
+        )
+    )
 )
 
 

@@ -4,7 +4,8 @@
 `npu_accept.families.<family>` holds the family's data and code, each piece optional:
 
 - `__init__.py`: may name the profile sections its boards must state, `PROFILE_SECTIONS =
-  {key: why}` (read by `npu_accept.profile`);
+  {key: why}` (read by `npu_accept.profile`), and the kernel wording of its NPU,
+  `KERNEL_SUBJECT` (a regular expression; default: the family's name in any case);
 - `signatures.yaml`: its diagnosis signatures (read by `npu_accept.diagnose.catalogue`);
 - `versions.yaml`: its version pairings (read by `npu_accept.diagnose.pairings`);
 - `checks.py`: its checks and collectors, `IMPLEMENTS`/`COLLECTORS` as in `npu_accept.checks`
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from importlib import resources
 from types import ModuleType
 
@@ -68,3 +70,15 @@ def profile_sections(family: str) -> dict[str, str]:
         return {}
     module = importlib.import_module(f"{__name__}.{package}")
     return dict(getattr(module, "PROFILE_SECTIONS", {}))
+
+
+def kernel_subjects() -> list[str]:
+    """Every family package's KERNEL_SUBJECT (its name in any case when it gives none)."""
+    found = []
+    for package in packages():
+        if package == "any":
+            continue
+        module = importlib.import_module(f"{__name__}.{package}")
+        subject = getattr(module, "KERNEL_SUBJECT", None)
+        found.append(str(subject) if subject else f"(?i:{re.escape(family_name(package))})")
+    return found

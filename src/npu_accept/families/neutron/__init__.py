@@ -7,3 +7,6 @@ PROFILE_SECTIONS = {
     "pairing": "check 10 of a neutron board needs pairing.converter (the Neutron SDK the models "
     "were converted with)",
 }
+
+# The kernel lines of this family's NPU (npu-diagnose counts their errors as the NPU stack's).
+KERNEL_SUBJECT = r"neutron|Neutron"
