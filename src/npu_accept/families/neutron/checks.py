@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""The neutron family's checks: check 10 (pairing) — the profile's `pairing.converter` (the Neutron
-SDK the model was converted with, `NeutronSDK_x.y.z+LF_a.b.c_…`) against the board's kernel, and
-the delegate's version line (the rules of `npu_accept.diagnose.pairings`).
+"""The neutron family's checks.
+
+- check 6 (memory): the reserved-memory pool the driver allocates from is present in the device
+  tree and at least the profile's size;
+- check 10 (pairing): the profile's `pairing.converter` (the Neutron SDK the model was converted
+  with, `NeutronSDK_x.y.z+LF_a.b.c_…`) against the board's kernel, and the delegate's version
+  line (`npu_accept.families.neutron.pairing`, the rows of versions.yaml).
 """
 
 from __future__ import annotations
@@ -14,6 +18,41 @@ from npu_accept.logparse import DELEGATE_VERSION
 from npu_accept.profile import Profile
 
 CHECK = "pairing"
+MEMORY = "memory"
+
+
+def check_neutron_pool(facts: BoardFacts, profile: Profile) -> CheckResult:
+    minimum = int((profile.memory.get("pool_min_bytes") if profile.memory else None) or 0)
+    if not profile.memory:
+        return skipped(MEMORY, f"Profile {profile.name} says memory: null (no Neutron pool to check).")
+    if facts.info is None:
+        return failed(MEMORY, f"npu-info could not run on the board: {facts.info_error}", "tools")
+    pools = [p for p in (facts.info_section("memory").get("pools") or []) if isinstance(p, dict)]
+    neutron = [p for p in pools if "neutron" in str(p.get("name", "")).lower()]
+    if not neutron:
+        names = ", ".join(str(p.get("name")) for p in pools) or "none"
+        return failed(
+            MEMORY,
+            "The Neutron reserved-memory pool is missing from the device tree "
+            f"(reserved-memory pools found: {names}); apply meta-npu's Neutron DMA pool overlay.",
+            "pool-missing",
+        )
+    pool = max(neutron, key=lambda p: int(p.get("size") or 0))
+    size = int(pool.get("size") or 0)
+    if size < minimum:
+        return failed(
+            MEMORY,
+            f"The Neutron pool {pool.get('name')} is {size} bytes, smaller than the "
+            f"profile minimum {minimum}; enlarge the reserved-memory node.",
+            "pool-small",
+            size=size,
+        )
+    return passed(
+        MEMORY,
+        f"The Neutron pool {pool.get('name')} has {size // (1 << 20)} MiB "
+        f"(at least {minimum // (1 << 20)} MiB), from {pool.get('source')}.",
+        size=size,
+    )
 
 
 def check_neutron_pairing(facts: BoardFacts, profile: Profile) -> CheckResult:
@@ -68,4 +107,4 @@ def _delegate_version(facts: BoardFacts) -> str | None:
     return None
 
 
-IMPLEMENTS = {(CHECK, "neutron"): check_neutron_pairing}
+IMPLEMENTS = {(MEMORY, "neutron"): check_neutron_pool, (CHECK, "neutron"): check_neutron_pairing}
