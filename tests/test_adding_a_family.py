@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: MIT
 """Adding an NPU family (docs/design.md, "Adding an NPU family"), done by the test itself.
 
-The host package, the on-target package and the layer's conf/ are copied into a scratch tree; a
-scratch family "hailo" is added there as a contributor would add one: its own host package
-(`src/npu_accept/families/hailo/`), its target module (`npu_target/probes/hailo.py`), its dynamic
-layer (`meta-npu/dynamic-layers/hailo/`) and an edit of at most three shared files, the ones
-SHARED names.  Every file the addition touched is then compared with that list, and in the
-scratch tree the family works: the registries list it, npu-info's schema accepts its report, its
-pairing check judges (no silent skip), the catalogue loads its signatures, npu-diagnose runs its
-rule and reads its kernel lines, and npu-flash knows its method.  The twin is the same family without a piece: one sentence
-names the missing file.
+The host package, the on-target package, the layer's conf/ and pyproject.toml are copied into a
+scratch tree; a scratch family "hailo" is added there as a contributor would add one: its own
+host package (`src/npu_accept/families/hailo/`), its target module (`npu_target/probes/hailo.py`),
+its dynamic layer (`meta-npu/dynamic-layers/hailo/`) and an edit of at most three shared files,
+the ones SHARED names (its record, its vendor collection's line, its package's line in the
+wheel).  Every file the addition touched is then compared with that list, and in the scratch
+tree the family works: the registries list it, npu-info's schema accepts its report, its pairing
+check judges (no silent skip), the catalogue loads its signatures, npu-diagnose runs its rule and
+reads its kernel lines, and npu-flash knows its method.  The twins are the same family without a
+piece: one sentence names the missing file.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_FILES = "meta-npu/recipes-tools/npu-tools/files"
-COPIED = ("src/npu_accept", TARGET_FILES, "meta-npu/conf")
+COPIED = ("src/npu_accept", TARGET_FILES, "meta-npu/conf", "pyproject.toml")
 
 # What a family owns: nothing else in the tree is edited but SHARED.
 OWN = (
@@ -36,10 +37,11 @@ OWN = (
     f"{TARGET_FILES}/npu_target/probes/hailo.py",
     "meta-npu/dynamic-layers/hailo/",
 )
-# The shared files a family edits: its record and its vendor layer's collection.
+# The shared files a family edits: its record, its vendor layer's collection, its package in the wheel.
 SHARED = (
     f"{TARGET_FILES}/npu_target/families.py",
     "meta-npu/conf/layer.conf",
+    "pyproject.toml",
 )
 MAX_SHARED = 3
 
@@ -253,7 +255,10 @@ def _scratch_tree(tmp: Path, leave_out: tuple[str, ...] = ()) -> tuple[Path, set
     """The copied tree with the family added (but LEAVE_OUT), and the files the addition touched."""
     tree = tmp / "tree"
     for part in COPIED:
-        shutil.copytree(REPO / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
+        if (REPO / part).is_file():
+            shutil.copy2(REPO / part, tree / part)
+        else:
+            shutil.copytree(REPO / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
     before = _digests(tree)
     for name, text in FILES.items():
         if name not in leave_out:
@@ -262,6 +267,10 @@ def _scratch_tree(tmp: Path, leave_out: tuple[str, ...] = ()) -> tuple[Path, set
     for name, text in EDITS.items():
         with (tree / name).open("a") as stream:
             stream.write(textwrap.dedent(text))
+    listed = (tree / "pyproject.toml").read_text()
+    line = '    "npu_accept.families",\n'
+    assert line in listed, "pyproject.toml lists its packages otherwise; update the test"
+    (tree / "pyproject.toml").write_text(listed.replace(line, line + '    "npu_accept.families.hailo",\n'))
     after = _digests(tree)
     touched = {name for name in after if before.get(name) != after[name]}
     (tmp / "hailo-board.yaml").write_text(textwrap.dedent(PROFILE))
@@ -287,6 +296,7 @@ def test_a_new_family_is_its_own_package_its_layer_and_the_shared_files(tmp_path
     assert not outside, f"adding a family edited {outside}, outside its own files and SHARED"
     shared = {t for t in touched if t in SHARED}
     assert shared == set(SHARED) and len(shared) <= MAX_SHARED
+    assert '"npu_accept.families.hailo"' in (tree / "pyproject.toml").read_text()  # the wheel carries it
 
     run = _probe(tmp_path, tree)
     assert run.returncode == 0, run.stderr

@@ -79,6 +79,17 @@ def test_no_shipped_schema_copies_a_registry_list() -> None:
     assert marked == 6  # family: profile, npu-info, image-facts; backend: profile, npu-run; flash
 
 
+def test_the_wheel_lists_every_family_package() -> None:
+    """pyproject.toml names its packages one by one: a family package (or its checks/ package)
+    missing there is missing from the wheel."""
+    listed = set(re.findall(r'"(npu_accept\.families[\w.]*)"', (REPO / "pyproject.toml").read_text()))
+    root = REPO / "src" / "npu_accept" / "families"
+    present = {
+        ".".join(("npu_accept", *p.parent.relative_to(root.parent).parts)) for p in root.rglob("__init__.py")
+    }
+    assert present == listed, present ^ listed
+
+
 def test_every_family_has_a_signature_catalogue_package() -> None:
     from npu_accept import families as family_packages
 
