@@ -340,6 +340,17 @@ def test_a_family_without_its_target_module_is_named_by_npu_info(tmp_path: Path)
     )
 
 
+def test_a_family_without_its_flash_method_is_refused_at_profile_load(tmp_path: Path) -> None:
+    tree, _ = _scratch_tree(tmp_path, leave_out=(f"{PACKAGE}/flash.py",))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(tree / "src"), str(tree / TARGET_FILES))))
+    code = "import sys; from npu_accept.flash.cli import run; sys.exit(run(sys.argv[1:]))"
+    argv = ["--board", str(tmp_path / "hailo-board.yaml"), "--image", str(tmp_path / "x.wic"), "--dry-run"]
+    flash = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env)
+    assert flash.returncode == 1 and "Traceback" not in flash.stderr, flash.stderr
+    assert "key 'flash.method' is invalid ('hailofw' is not one of" in flash.stderr
+    assert flash.stderr.count("\n") == 1
+
+
 INFO = """\
 import json, sys
 from pathlib import Path
