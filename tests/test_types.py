@@ -48,26 +48,6 @@ CLEAN = [
     "npu_accept/checks/memory.py",
     "npu_accept/checks/outputs.py",
     "npu_accept/checks/pairing.py",
-    "npu_accept/families/__init__.py",
-    "npu_accept/families/any/flash.py",
-    "npu_accept/families/cvitek_tpu/checks/__init__.py",
-    "npu_accept/families/cvitek_tpu/checks/memory.py",
-    "npu_accept/families/cvitek_tpu/checks/pairing.py",
-    "npu_accept/families/cvitek_tpu/findings.py",
-    "npu_accept/families/neutron/checks.py",
-    "npu_accept/families/neutron/findings.py",
-    "npu_accept/families/neutron/flash.py",
-    "npu_accept/families/neutron/pairing.py",
-    "npu_accept/families/rknpu/checks/__init__.py",
-    "npu_accept/families/rknpu/checks/logs.py",
-    "npu_accept/families/rknpu/checks/memory.py",
-    "npu_accept/families/rknpu/checks/pairing.py",
-    "npu_accept/families/rknpu/checks/performance.py",
-    "npu_accept/families/rknpu/checks/runtime.py",
-    "npu_accept/families/rocket/checks.py",
-    "npu_accept/families/rknpu/findings.py",
-    "npu_accept/families/rknpu/flash.py",
-    "npu_accept/families/rknpu/pairing.py",
     "npu_accept/checks/performance.py",
     "npu_accept/checks/registry.py",
     "npu_accept/checks/roster.py",
@@ -99,27 +79,10 @@ CLEAN = [
     "npu_accept/sim/imx95.py",
     "npu_accept/sim/models.py",
 ]
-CLEAN_TARGET = [
-    "npu_target/__init__.py",
-    "npu_target/backends/__init__.py",
-    "npu_target/backends/cvi.py",
-    "npu_target/backends/rknn.py",
-    "npu_target/backends/tflite.py",
-    "npu_target/cli.py",
-    "npu_target/delegate_log.py",
-    "npu_target/errors.py",
-    "npu_target/families.py",
-    "npu_target/fdcapture.py",
-    "npu_target/info.py",
-    "npu_target/probes/__init__.py",
-    "npu_target/probes/common.py",
-    "npu_target/probes/cvitek.py",
-    "npu_target/probes/neutron.py",
-    "npu_target/probes/rknpu.py",
-    "npu_target/probes/rocket.py",
-    "npu_target/run.py",
-    "npu_target/tflite_model.py",
-]
+# Every family package, whole: a new family's modules are strict from the start (no edit here).
+CLEAN += sorted(str(p.relative_to(SRC)) for p in (SRC / "npu_accept" / "families").rglob("*.py"))
+# The whole on-target package: a new family's probe module is strict from the start.
+CLEAN_TARGET = sorted(str(p.relative_to(TARGET)) for p in (TARGET / "npu_target").rglob("*.py"))
 
 
 def mypy(*args: str) -> subprocess.CompletedProcess[str]:
