@@ -1,16 +1,17 @@
 # SPDX-License-Identifier: MIT
 """Adding an NPU family (docs/design.md, "Adding an NPU family"), done by the test itself.
 
-The host package, the on-target package, the layer's conf/ and pyproject.toml are copied into a
-scratch tree; a scratch family "hailo" is added there as a contributor would add one: its own
-host package (`src/npu_accept/families/hailo/`), its target module (`npu_target/probes/hailo.py`),
-its dynamic layer (`meta-npu/dynamic-layers/hailo/`) and an edit of at most three shared files,
-the ones SHARED names (its record, its vendor collection's line, its package's line in the
-wheel).  Every file the addition touched is then compared with that list, and in the scratch
-tree the family works: the registries list it, npu-info's schema accepts its report, its pairing
-check judges (no silent skip), the catalogue loads its signatures, npu-diagnose runs its rule and
-reads its kernel lines, and npu-flash knows its method.  The twins are the same family without a
-piece: one sentence names the missing file.
+The host package, the on-target package, the layer's conf/ and classes/, pyproject.toml and the
+tests are copied into a scratch tree; a scratch family "hailo" is added there as a contributor
+would add one: its own host package (`src/npu_accept/families/hailo/`), its target module
+(`npu_target/probes/hailo.py`), its dynamic layer (`meta-npu/dynamic-layers/hailo/`) and an edit
+of at most three shared files, the ones SHARED names (its record, its vendor collection's line,
+its package's line in the wheel).  Every file the addition touched is then compared with that
+list, and in the scratch tree the family works: the registries list it, npu-info's schema
+accepts its report, its pairing check judges (no silent skip), the catalogue loads its
+signatures, npu-diagnose runs its rule and reads its kernel lines, npu-flash knows its method,
+and tests/test_families.py passes there.  The twins are the same family without a piece: one
+sentence names the missing file.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_FILES = "meta-npu/recipes-tools/npu-tools/files"
-COPIED = ("src/npu_accept", TARGET_FILES, "meta-npu/conf", "pyproject.toml")
+COPIED = ("src/npu_accept", TARGET_FILES, "meta-npu/conf", "meta-npu/classes", "pyproject.toml", "tests")
 
 # What a family owns: nothing else in the tree is edited but SHARED.
 OWN = (
@@ -68,7 +69,7 @@ FILES = {
 
         from __future__ import annotations
 
-        from npu_accept.checks.base import CheckResult, failed, passed
+        from npu_accept.checks.base import CheckResult, failed, passed, skipped
         from npu_accept.facts import BoardFacts
         from npu_accept.profile import Profile
 
@@ -80,7 +81,11 @@ FILES = {
             return passed("pairing", "Every model is a .hef of the Dataflow Compiler.")
 
 
-        IMPLEMENTS = {("pairing", "hailo"): check_hef_pairing}
+        def check_no_memory(facts: BoardFacts, profile: Profile) -> CheckResult:
+            return skipped("memory", f"Profile {profile.name}: the Hailo-8 has its own memory.")
+
+
+        IMPLEMENTS = {("pairing", "hailo"): check_hef_pairing, ("memory", "hailo"): check_no_memory}
         ''',
     f"{PACKAGE}/findings.py": '''\
         # SPDX-License-Identifier: MIT
@@ -234,6 +239,7 @@ PROBE = """\
     profile = load_profile(str(root / "hailo-board.yaml"))
     result = run_check("pairing", BoardFacts(target="root@board", info=report), profile)
     out["pairing"] = [result.status, result.message]
+    out["memory"] = run_check("memory", BoardFacts(target="root@board", info=report), profile).status
     out["signatures"] = [s.id for s in catalogue.load().for_family("hailo").signatures]
     doc = Document("dmesg.txt", text="hailo: HAILO_RESET HAILO_FW_NOT_FOUND\\n")
     out["findings"] = [f.code for f in findings.diagnose(findings.Context(docs=[doc], family_hint="hailo"))]
@@ -277,14 +283,18 @@ def _scratch_tree(tmp: Path, leave_out: tuple[str, ...] = ()) -> tuple[Path, set
     return tree, touched
 
 
-def _probe(tmp: Path, tree: Path) -> subprocess.CompletedProcess[str]:
+def _env(tree: Path) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(tree / "src"), str(tree / TARGET_FILES))))
     env.pop("NPU_ACCEPT_PROFILES", None)
+    return env
+
+
+def _probe(tmp: Path, tree: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(PROBE), str(tree), str(tmp)],
         capture_output=True,
         text=True,
-        env=env,
+        env=_env(tree),
         cwd=tmp,
         timeout=120,
     )
@@ -305,10 +315,22 @@ def test_a_new_family_is_its_own_package_its_layer_and_the_shared_files(tmp_path
     assert out["detected"] == "hailo"  # and npu-info's schema accepted the report
     assert out["no_npu"] and "hailo_pci" in out["no_npu"][0]
     assert out["pairing"] == ["pass", "Every model is a .hef of the Dataflow Compiler."]
+    assert out["memory"] == "skip"  # check 6 of its kind (NO_MEMORY), from its own checks.py
     assert out["signatures"] and "hailo-firmware-missing" in out["signatures"]
     assert "hailo-reset" in out["findings"]
     assert out["flash"] == "hailofw"
     assert out["kernel_subject"]  # its kernel lines count as the NPU stack's in npu-diagnose
+
+    # The descriptor's own tests hold in the scratch tree too, for every family, hailo included.
+    held = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_families.py"],
+        capture_output=True,
+        text=True,
+        env=_env(tree),
+        cwd=tree,
+        timeout=300,
+    )
+    assert held.returncode == 0, held.stdout[-3000:] + held.stderr[-2000:]
 
 
 def test_a_family_without_a_pairing_check_gets_a_sentence_naming_the_file(tmp_path: Path) -> None:
@@ -342,7 +364,7 @@ def test_a_family_without_its_target_module_is_named_by_npu_info(tmp_path: Path)
 
 def test_a_family_without_its_flash_method_is_refused_at_profile_load(tmp_path: Path) -> None:
     tree, _ = _scratch_tree(tmp_path, leave_out=(f"{PACKAGE}/flash.py",))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(tree / "src"), str(tree / TARGET_FILES))))
+    env = _env(tree)
     code = "import sys; from npu_accept.flash.cli import run; sys.exit(run(sys.argv[1:]))"
     argv = ["--board", str(tmp_path / "hailo-board.yaml"), "--image", str(tmp_path / "x.wic"), "--dry-run"]
     flash = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env)

@@ -147,7 +147,7 @@ def test_bitbake_names_the_descriptors_families_for_an_unknown_one() -> None:
     import bb.event
     from bbevents import parsed_classes
 
-    variables = {"LAYERDIR": str(LAYER), "NPU_FAMILY": "hailo"}
+    variables = {"LAYERDIR": str(LAYER), "NPU_FAMILY": "no-such-npu"}
     with parsed_classes([LAYER / "classes" / "npu-base.bbclass"], variables) as bbc:
         message = bbc.fire(bb.event.ConfigParsed())
     assert message is not None and ", ".join(families.names()) in message
