@@ -51,7 +51,10 @@ def run_tool(
 
 @cache
 def _schema(name: str) -> dict[str, Any]:
-    return json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text())
+    """The shipped schema with its registry enums filled (npu_accept.schemaload)."""
+    from npu_accept import schemaload
+
+    return schemaload.load(name)
 
 
 def validate(doc: dict[str, Any], name: str) -> None:

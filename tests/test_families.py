@@ -16,6 +16,7 @@ from npu_target import families
 from npu_target.backends import BACKEND_MODULES
 from npu_target.probes import FAMILY_MODULES
 
+from npu_accept import schemaload
 from npu_accept.checks.base import SKIP
 from npu_accept.checks.registry import implementation
 from npu_accept.paths import schemas_dir
@@ -27,7 +28,7 @@ ROLES = ("driver", "runtime", "delegate", "daemon")
 
 
 def test_the_profile_schema_knows_exactly_the_descriptors_families() -> None:
-    schema = json.loads((schemas_dir() / "profile.schema.json").read_text())
+    schema = schemaload.load("profile")
     assert tuple(schema["properties"]["family"]["enum"]) == families.names()
 
 
@@ -39,19 +40,56 @@ def test_every_report_schema_knows_exactly_the_descriptors_families(
     schema: str, pointer: tuple[str, ...]
 ) -> None:
     """A family missing from npu-info's schema would make its boards "could not be examined"."""
-    node = json.loads((schemas_dir() / f"{schema}.schema.json").read_text())
+    node = schemaload.load(schema)
     for key in pointer:
         node = node[key]
     assert tuple(node["enum"]) == families.names(), schema
 
 
 def test_the_backend_enums_are_the_backends_that_exist() -> None:
-    for schema, pointer in (("npu-run", ("properties", "backend")),):
-        node = json.loads((schemas_dir() / f"{schema}.schema.json").read_text())
+    for schema, pointer in (
+        ("npu-run", ("properties", "backend")),
+        ("profile", ("properties", "models", "items", "properties", "backend")),
+    ):
+        node = schemaload.load(schema)
         for key in pointer:
             node = node[key]
         assert set(node["enum"]) == set(BACKEND_MODULES), schema
     assert {f.backend for f in families.FAMILIES} <= set(BACKEND_MODULES)
+
+
+def test_no_shipped_schema_copies_a_registry_list() -> None:
+    """Every family or backend enum of a shipped schema is filled from the registry at load; the
+    file's own list stays empty (a stale copy would refuse a new family's reports)."""
+    from npu_accept.flash.spec import method_names
+
+    registered = (set(families.names()) | set(BACKEND_MODULES) | set(method_names())) - {families.NONE}
+    marked = 0
+    for path in sorted(schemas_dir().glob("*.schema.json")):
+        stack = [json.loads(path.read_text())]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, dict):
+                stack.extend(node.values())
+                if schemaload.MARK in node:
+                    marked += 1
+                    assert node.get("enum") == [], path.name
+                else:
+                    assert not set(node.get("enum") or []) & registered, (path.name, node)
+    assert marked == 6  # family: profile, npu-info, image-facts; backend: profile, npu-run; flash
+
+
+def test_the_wheel_lists_every_family_package() -> None:
+    """pyproject.toml names its packages one by one: a family package (or its checks/ package)
+    missing there is missing from the wheel."""
+    listed = set(re.findall(r'"(npu_accept\.families[\w.]*)"', (REPO / "pyproject.toml").read_text()))
+    root = REPO / "src" / "npu_accept" / "families"
+    present = {
+        ".".join(("npu_accept", *p.parent.relative_to(root.parent).parts)) for p in root.rglob("__init__.py")
+    }
+    assert present == listed, present ^ listed
 
 
 def test_every_family_has_a_signature_catalogue_package() -> None:
@@ -231,7 +269,7 @@ def test_bitbake_names_the_descriptors_families_for_an_unknown_one() -> None:
     import bb.event
     from bbevents import parsed_classes
 
-    variables = {"LAYERDIR": str(LAYER), "NPU_FAMILY": "hailo"}
+    variables = {"LAYERDIR": str(LAYER), "NPU_FAMILY": "no-such-npu"}
     with parsed_classes(MANIFEST_CLASSES, variables) as bbc:
         message = bbc.fire(bb.event.ConfigParsed())
     assert message is not None and ", ".join(families.names()) in message

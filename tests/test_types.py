@@ -36,12 +36,12 @@ CLEAN = [
     "npu_accept/diagnose/pairings.py",
     "npu_accept/diagnose/sources.py",
     "npu_accept/logparse.py",
+    "npu_accept/schemaload.py",
     "npu_accept/tensorstream.py",
     "npu_accept/validation.py",
     "npu_accept/lab/oeqa_bridge.py",
     "npu_accept/checks/__init__.py",
     "npu_accept/checks/base.py",
-    "npu_accept/checks/cvitek.py",
     "npu_accept/checks/delegate.py",
     "npu_accept/checks/determinism.py",
     "npu_accept/checks/driver.py",
@@ -51,10 +51,6 @@ CLEAN = [
     "npu_accept/checks/pairing.py",
     "npu_accept/checks/performance.py",
     "npu_accept/checks/registry.py",
-    "npu_accept/checks/rknn_daemon.py",
-    "npu_accept/checks/rknn_logs.py",
-    "npu_accept/checks/rknpu.py",
-    "npu_accept/checks/rknpu_performance.py",
     "npu_accept/checks/roster.py",
     "npu_accept/checks/runtime.py",
     "npu_accept/checks/silicon.py",
@@ -67,6 +63,7 @@ CLEAN = [
     "npu_accept/flash/device.py",
     "npu_accept/flash/errors.py",
     "npu_accept/flash/image.py",
+    "npu_accept/flash/methods.py",
     "npu_accept/flash/plan.py",
     "npu_accept/flash/progress.py",
     "npu_accept/flash/request.py",
@@ -83,27 +80,10 @@ CLEAN = [
     "npu_accept/sim/imx95.py",
     "npu_accept/sim/models.py",
 ]
-CLEAN_TARGET = [
-    "npu_target/__init__.py",
-    "npu_target/backends/__init__.py",
-    "npu_target/backends/cvi.py",
-    "npu_target/backends/rknn.py",
-    "npu_target/backends/tflite.py",
-    "npu_target/cli.py",
-    "npu_target/delegate_log.py",
-    "npu_target/errors.py",
-    "npu_target/families.py",
-    "npu_target/fdcapture.py",
-    "npu_target/info.py",
-    "npu_target/probes/__init__.py",
-    "npu_target/probes/common.py",
-    "npu_target/probes/cvitek.py",
-    "npu_target/probes/neutron.py",
-    "npu_target/probes/rknpu.py",
-    "npu_target/probes/rocket.py",
-    "npu_target/run.py",
-    "npu_target/tflite_model.py",
-]
+# Every family package, whole: a new family's modules are strict from the start (no edit here).
+CLEAN += sorted(str(p.relative_to(SRC)) for p in (SRC / "npu_accept" / "families").rglob("*.py"))
+# The whole on-target package: a new family's probe module is strict from the start.
+CLEAN_TARGET = sorted(str(p.relative_to(TARGET)) for p in (TARGET / "npu_target").rglob("*.py"))
 
 
 def mypy(*args: str) -> subprocess.CompletedProcess[str]:

@@ -11,12 +11,10 @@ and exit without a traceback.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -224,8 +222,9 @@ THRESHOLD_FLOORS = {"cosine": 0.5, "euclid": 0.0, "sqnr_db": 0.0, "top_k_agree":
 @shared()
 def profile_schema() -> dict[str, Any]:
     """The JSON schema of `npu-profile/1` shipped in the package."""
-    text = resources.files("npu_accept").joinpath("schemas/profile.schema.json").read_text()
-    return json.loads(text)
+    from npu_accept import schemaload
+
+    return schemaload.load("profile")
 
 
 @shared()
@@ -382,7 +381,8 @@ def _nearest(key: str, valid: Sequence[str]) -> str:
 
 def _check_family(data: dict[str, Any], path: Path) -> None:
     """What the family's checks need is stated: every section of STATED_SECTIONS is given (null
-    says "not applicable"), memory names exactly the family's key, neutron states its pairing."""
+        says "not applicable"), memory names exactly the family's key, and the sections the family's
+    package requires (`PROFILE_SECTIONS`, e.g. neutron's pairing) are stated."""
     name = data["family"]
     described = family(name)
     if name == "none" or described is None:
@@ -407,12 +407,19 @@ def _check_family(data: dict[str, Any], path: Path) -> None:
                 f"Board profile {path}: key 'memory.{wanted}' is missing; the memory check of a {name} "
                 "board judges it — give it, or write 'memory: null' to say the check does not apply."
             )
-    if name == "neutron" and "pairing" not in data:
-        raise ProfileError(
-            f"Board profile {path}: key 'pairing' is missing; check 10 of a neutron board needs "
-            "pairing.converter (the Neutron SDK the models were converted with) — give it, or "
-            "write 'pairing: null' to say the check does not apply."
-        )
+    for key, why in _family_sections(name).items():
+        if key not in data:
+            raise ProfileError(
+                f"Board profile {path}: key '{key}' is missing; {why} — give it, or "
+                f"write '{key}: null' to say the check does not apply."
+            )
+
+
+def _family_sections(name: str) -> dict[str, str]:
+    """The sections a family's package says its profiles must state (`PROFILE_SECTIONS`)."""
+    from npu_accept import families
+
+    return families.profile_sections(name)
 
 
 def _check_thresholds(data: dict[str, Any], path: Path) -> None:

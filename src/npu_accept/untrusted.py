@@ -16,8 +16,8 @@ import posixpath
 import re
 from typing import Any
 
+from npu_accept import schemaload
 from npu_accept.memo import shared
-from npu_accept.paths import schemas_dir
 from npu_accept.transport import visible
 from npu_accept.validation import Validator
 
@@ -79,8 +79,7 @@ def _check_extent(value: Any, what: str) -> None:
 
 @shared()
 def _validator(schema: str) -> Validator:
-    text = (schemas_dir() / f"{schema}.schema.json").read_text(encoding="utf-8")
-    return Validator(json.loads(text))
+    return Validator(schemaload.load(schema))
 
 
 def validated(data: bytes, schema: str, what: str) -> dict[str, Any]:

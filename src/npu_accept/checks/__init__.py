@@ -7,7 +7,8 @@
 
 One module per check (driver, silicon, runtime, delegate, outputs, memory, performance,
 kernel_log, determinism, pairing); each exports `IMPLEMENTS = {(check, family): function}` (family
-"*" = any).  A new NPU family adds its own module with its entries; see `registry`.  The checks do
+"*" = any).  A family's own judges live in its package (`npu_accept.families.<family>.checks`, a
+module or a package of them); see `registry`.  The checks do
 no I/O: what they need from the board beyond npu-info and the model runs is gathered by collectors
 (`npu_accept.collectors`, named in a module's `COLLECTORS`).  The pytest plugin and the oeqa bridge
 call the same functions.

@@ -6,8 +6,9 @@ Every module in the `npu_accept.checks` package may export
 `COLLECTORS = {family: function}` for extra facts a family needs from the board (see
 `npu_accept.collect`); a module's collectors serve the checks it implements (or those it names in
 `SERVES`), so a run of some checks collects only what they need.  The registry is read-only and
-built once by scanning the package, so a new family lands as a new module (e.g. `checks/rknpu.py`)
-without editing the existing ones.
+built once by scanning the package and every family package's `checks` module
+(`npu_accept.families.<family>.checks`, see `npu_accept.families`), so a new family lands as its
+own package without editing the existing modules.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 from npu_accept.checks.base import CHECK_ORDER, CheckResult, failed, skipped
@@ -42,12 +43,10 @@ class RegistryError(Exception):
 
 @shared()
 def _tables() -> tuple[Mapping[tuple[str, str], CheckFn], Mapping[str, tuple[Collector, ...]]]:
-    package = importlib.import_module("npu_accept.checks")
     checks: dict[tuple[str, str], CheckFn] = {}
     owners: dict[tuple[str, str], str] = {}
     collectors: dict[str, list[Collector]] = {}
-    for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+    for module in _modules():
         for key, function in getattr(module, "IMPLEMENTS", {}).items():
             if key in checks:
                 raise RegistryError(
@@ -66,6 +65,24 @@ def _tables() -> tuple[Mapping[tuple[str, str], CheckFn], Mapping[str, tuple[Col
             collectors.setdefault(family, []).append(Collector(function, serves))
     frozen = {family: tuple(functions) for family, functions in collectors.items()}
     return MappingProxyType(checks), MappingProxyType(frozen)
+
+
+def _modules() -> list[ModuleType]:
+    """The check modules: `npu_accept.checks.*`, then each family package's `checks` (a module, or
+    a package whose modules are each one)."""
+    from npu_accept import families
+
+    package = importlib.import_module("npu_accept.checks")
+    found = [
+        importlib.import_module(f"{package.__name__}.{info.name}")
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)
+    ]
+    for _, module in families.modules("checks"):
+        found.append(module)
+        if hasattr(module, "__path__"):  # a family's checks as a package: one module per check
+            infos = sorted(pkgutil.iter_modules(module.__path__), key=lambda m: m.name)
+            found += [importlib.import_module(f"{module.__name__}.{info.name}") for info in infos]
+    return found
 
 
 def implementation(check: str, family: str) -> CheckFn | None:

@@ -3,8 +3,8 @@
 matching versions; the delegate library is present and loads (evidence: the NPU run loaded it).
 
 Family-independent; a family with more to prove registers its own function for
-("runtime", family): rknpu's (checks/rknn_daemon.py) also proves that rknn_server is restarted by
-its supervisor after being killed.
+("runtime", family): rknpu's (families/rknpu/checks/runtime.py) also proves that rknn_server is
+restarted by its supervisor after being killed.
 """
 
 from __future__ import annotations

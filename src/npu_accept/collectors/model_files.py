@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_accept.collectors.board import run_bounded
-from npu_accept.diagnose.pairings import rknn_model_info
+from npu_accept.families.rknpu.pairing import rknn_model_info
 from npu_accept.transport import CommandTimeout, TransportError
 
 FACT_KEY = "model_files"

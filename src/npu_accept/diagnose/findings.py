@@ -5,6 +5,9 @@ A finding is one sentence naming the cause, the evidence lines it rests on, and 
 Ranks order them: a silicon revision the NPU stack does not support explains everything after it
 (the i.MX95 A0 field report), then a runtime that refuses the model, kernel faults, converter
 and BSP mismatches, a model the converter did not really compile, delegation, outputs.
+
+The rules of every family are here; a family's own rules are in its package
+(`npu_accept.families.<family>.findings`, `RULES`), and `rules()` gathers both.
 """
 
 from __future__ import annotations
@@ -17,32 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from npu_accept import compare
-from npu_accept.diagnose import catalogue, kernel_faults, pairings
+from npu_accept import compare, families
+from npu_accept.diagnose import catalogue, kernel_faults
 from npu_accept.diagnose.lines import Line, clean
-from npu_accept.diagnose.sources import STATED_REVISION, Document, Evidence, quote
-from npu_accept.logparse import DELEGATE_VERSION, parse_label_image
+from npu_accept.diagnose.sources import Document, Evidence, quote
+from npu_accept.logparse import parse_label_image
 from npu_accept.profile import Profile
 
 # /sys/devices/soc0/revision of the i.MX95: drivers/soc/imx/soc-imx9.c turns the revision byte 0xA0
 # (A0) into "1.0" and 0xB0 (B0) into "2.0" (docs/PROVENANCE.md); B0 is the supported silicon.
-IMX95_REVISIONS = {"1.0": "A0", "1.1": "A1", "2.0": "B0"}
 IMX95_BAD = {"1.0": "A0", "1.1": "A1"}
 IMX95_TEXT = re.compile(r"i\.?MX\s?95|imx95", re.IGNORECASE)
-UBOOT_CPU = re.compile(r"CPU:\s+i\.MX(?P<soc>\w+) rev(?P<rev>\d+\.\d+)")
 KERNEL_RELEASE = re.compile(
     r"(?:Linux version|kernel(?: version| release)?|カーネル\S*)\s*[:：]?\s*(?P<rel>\d+\.\d+\.\d+[-\w.+]*)",
     re.IGNORECASE,
 )
-CLOCK = re.compile(r"Clock Frequency:\s*(?P<v>-?[\d.]+|-?nan)\s*MHz", re.IGNORECASE)
-CYCLES = re.compile(r"Clock cycles per inference:\s*(?P<v>-?[\d,.]+|-?nan)", re.IGNORECASE)
-LATENCY = re.compile(r"Latency per inference:\s*(?P<v>-?[\d.]+|-?nan)", re.IGNORECASE)
-RKNN_RUNTIME = re.compile(r"librknnrt version: (?P<v>\d+(?:\.\d+)+)")
-RKNN_SERVER = re.compile(r"(?:rknn_server version: |start rknn server, version:\s*)(?P<v>\d+(?:\.\d+)+)")
-RKNN_MODEL_INFO = re.compile(
-    r"RKNN Model Information, version: (?P<format>\d+), toolkit version: (?P<v>\d+(?:\.\d+)+)"
-)
-CVI_CHIPS = ("cv180x", "cv181x", "cv182x", "cv183x")
 
 
 @dataclass(frozen=True)
@@ -122,128 +114,6 @@ class Context:
 
 
 Rule = Callable[[Context], list[Finding]]
-
-
-def silicon(ctx: Context) -> list[Finding]:
-    if not ctx.is_imx95():
-        return []
-    for revision, evidence, where in _revisions(ctx):
-        label = ctx.bad_revisions().get(revision) if revision in IMX95_REVISIONS else None
-        label = label or (revision if revision in ("A0", "A1") else None)
-        if label is None:
-            continue
-        shown = revision if revision in ("A0", "A1") else f"{label} (revision {revision})"
-        return [
-            Finding(
-                10,
-                "silicon-revision",
-                f"The SoC is i.MX95 {shown}, {where}: NPU acceleration is supported on B0 silicon only, "
-                "so an A-silicon board runs the model but its NPU outputs cannot be trusted.",
-                "Run on a board with i.MX95 B0 silicon (/sys/devices/soc0/revision 2.0); no software "
-                "change makes A0/A1 silicon pass.",
-                (evidence,) if evidence else (),
-            )
-        ]
-    return []
-
-
-def _revisions(ctx: Context) -> list[tuple[str, Evidence | None, str]]:
-    """(revision or A0/A1 label, evidence, where it was read), strongest source first."""
-    found: list[tuple[str, Evidence | None, str]] = []
-    for doc in ctx.of("npu-info"):
-        revision = ((doc.json or {}).get("soc") or {}).get("revision")
-        if revision:
-            found.append(
-                (str(revision), Evidence(doc.name, None, f'"revision": "{revision}"'), "from npu-info")
-            )
-    for doc in ctx.of("soc-revision"):
-        found.append(
-            (doc.text.strip(), Evidence(doc.name, 1, doc.text.strip()), "from /sys/devices/soc0/revision")
-        )
-    for doc in ctx.of("uboot-log"):
-        for evidence, match in doc.grep(UBOOT_CPU):
-            if match.group("soc") == "95":
-                found.append((match.group("rev"), evidence, "from U-Boot's CPU line"))
-    for doc in ctx.of("report-text"):
-        for evidence, match in doc.grep(STATED_REVISION):
-            found.append((match.group("label").upper(), evidence, "as the report states"))
-    return found
-
-
-def converter_without_model(ctx: Context) -> list[Finding]:
-    findings = []
-    for doc in ctx.of("converter-stats"):
-        hits = [(ev, m) for pattern in (CLOCK, CYCLES, LATENCY) for ev, m in doc.grep(pattern)[:1]]
-        broken = [(ev, m) for ev, m in hits if _zero_or_nan(m.group("v"))]
-        if not broken:
-            continue
-        said = ", ".join(quote(ev.text) for ev, _ in broken)
-        findings.append(
-            Finding(
-                30,
-                "converter-no-performance-model",
-                f"neutron-converter printed {said}: an empty performance estimate, which suggests it had "
-                "no performance model for the target and did not really compile the model for this NPU.",
-                "Convert again with the Neutron SDK of the board's BSP release and --target imx95, and "
-                "check that --dump-statistics then reports a clock frequency and a cycle count.",
-                tuple(ev for ev, _ in broken),
-            )
-        )
-    return findings
-
-
-def _zero_or_nan(value: str) -> bool:
-    if "nan" in value.lower():
-        return True
-    try:
-        return float(value.replace(",", "")) == 0.0
-    except ValueError:
-        return False
-
-
-def sdk_bsp_mismatch(ctx: Context) -> list[Finding]:
-    release = ctx.kernel_release()
-    if release is None:
-        return []
-    kernel, kernel_evidence = release
-    findings = []
-    for doc in ctx.docs:
-        for evidence, _ in doc.grep(pairings.NEUTRON_SDK):
-            sdk = pairings.neutron_sdk(evidence.text)
-            clause = pairings.neutron_mismatch(sdk, kernel) if sdk else None
-            if clause:
-                findings.append(
-                    Finding(
-                        25,
-                        "converter-bsp-mismatch",
-                        f"The converter and the board do not pair: {clause}.",
-                        f"Convert with the Neutron SDK whose name ends in +LF_ of the board's BSP "
-                        f"(kernel {pairings.kernel_version(kernel)}), or flash the BSP the SDK belongs to.",
-                        tuple(e for e in (evidence, kernel_evidence) if e),
-                    )
-                )
-                return findings
-    return findings + _delegate_bsp_mismatch(ctx, kernel, kernel_evidence)
-
-
-def _delegate_bsp_mismatch(ctx: Context, kernel: str, kernel_evidence: Evidence | None) -> list[Finding]:
-    for doc in ctx.of("tflite-log"):
-        for evidence, match in doc.grep(DELEGATE_VERSION):
-            bsp = pairings.known_delegate_bsp(match.group("version"))
-            board = pairings.kernel_version(kernel)
-            if bsp and board and board not in bsp:
-                return [
-                    Finding(
-                        26,
-                        "delegate-bsp-mismatch",
-                        f"The Neutron delegate {match.group('version')} belongs to {bsp} but the board "
-                        f"runs kernel {kernel}.",
-                        "Install the delegate of the board's BSP release (tensorflow-lite-neutron-delegate "
-                        "built from the same meta-imx release as the kernel).",
-                        tuple(e for e in (evidence, kernel_evidence) if e),
-                    )
-                ]
-    return []
 
 
 def delegation(ctx: Context) -> list[Finding]:
@@ -332,122 +202,11 @@ def kernel(ctx: Context) -> list[Finding]:
     return findings
 
 
-def rknn(ctx: Context) -> list[Finding]:
-    runtime = _first(ctx, RKNN_RUNTIME)
-    return _rknn_pairing(ctx, runtime) + _rknn_server(ctx, runtime)
-
-
-def _first(ctx: Context, pattern: re.Pattern[str]) -> tuple[Evidence, re.Match[str]] | None:
+def first_hit(ctx: Context, pattern: re.Pattern[str]) -> tuple[Evidence, re.Match[str]] | None:
     for doc in ctx.docs:
         hits = doc.grep(pattern)
         if hits:
             return hits[0]
-    return None
-
-
-def _runtime_version(
-    ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None
-) -> tuple[str, Evidence] | None:
-    if runtime:
-        return runtime[1].group("v"), runtime[0]
-    for doc in ctx.of("npu-info"):
-        version = ((doc.json or {}).get("runtime") or {}).get("version")
-        if version and (doc.json or {}).get("family") == "rknpu":
-            return str(version), Evidence(doc.name, None, f'"runtime": {{"version": "{version}"}}')
-    return None
-
-
-def _rknn_pairing(ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None) -> list[Finding]:
-    board = _runtime_version(ctx, runtime)
-    if board is None:
-        return []
-    made: list[tuple[str, Evidence]] = []
-    for doc in ctx.of("rknn-model"):
-        info = pairings.rknn_model_info(doc.data)
-        if info and info.toolkit_version:
-            made.append(
-                (info.toolkit_version, Evidence(doc.name, None, f'"version": "{info.toolkit_version}"'))
-            )
-    model_line = _first(ctx, RKNN_MODEL_INFO)
-    if model_line:
-        made.append((model_line[1].group("v"), model_line[0]))
-    for toolkit, evidence in made:
-        clause = pairings.rknn_mismatch(toolkit, board[0])
-        if clause:
-            return [
-                Finding(
-                    16,
-                    "rknn-toolkit-runtime",
-                    f"The model and the runtime do not pair: {clause}.",
-                    "Install librknnrt and rknn_server of the toolkit's release (airockchip/rknn-toolkit2 "
-                    f"rknpu2/runtime), or export the model with RKNN-Toolkit2 {board[0]}.",
-                    (evidence, board[1]),
-                )
-            ]
-    return []
-
-
-def _rknn_server(ctx: Context, runtime: tuple[Evidence, re.Match[str]] | None) -> list[Finding]:
-    for doc in ctx.of("npu-info"):
-        info = doc.json or {}
-        daemon = info.get("daemon") or {}
-        if info.get("family") == "rknpu" and daemon.get("path") and daemon.get("running") is False:
-            return [
-                Finding(
-                    27,
-                    "rknn-server-down",
-                    "rknn_server is installed but not running, so RKNN-Toolkit2 cannot reach the board.",
-                    "Start it (systemctl start rknn-server; with BusyBox init, the image's "
-                    "/etc/init.d/*rknn* script) and enable it.",
-                    (Evidence(doc.name, None, '"daemon": {"running": false}'),),
-                )
-            ]
-    server = _first(ctx, RKNN_SERVER)
-    board = _runtime_version(ctx, runtime)
-    if server and board and pairings.version_tuple(server[1].group("v")) != pairings.version_tuple(board[0]):
-        return [
-            Finding(
-                27,
-                "rknn-server-version",
-                f"rknn_server {server[1].group('v')} and librknnrt {board[0]} are of different releases.",
-                "Install rknn_server and librknnrt from the same RKNN SDK release (rknpu2/runtime of "
-                "airockchip/rknn-toolkit2).",
-                (server[0], board[1]),
-            )
-        ]
-    return []
-
-
-def cv18xx(ctx: Context) -> list[Finding]:
-    return _cvimodel_files(ctx)
-
-
-def _cvimodel_files(ctx: Context) -> list[Finding]:
-    board = _board_chip(ctx)
-    findings = []
-    for doc in ctx.of("cvimodel"):
-        chip = doc.data[30:46].split(b"\0")[0].decode("ascii", "replace") if len(doc.data) >= 48 else ""
-        if board and chip in CVI_CHIPS and chip != board:
-            findings.append(
-                Finding(
-                    15,
-                    "cvimodel-chip",
-                    f"The cvimodel {doc.name} was built for {chip} but the board is {board}.",
-                    f"Compile the model again with model_deploy --processor {board}.",
-                    (Evidence(doc.name, None, f"chip {chip} (header byte 30)"),),
-                )
-            )
-    return findings
-
-
-def _board_chip(ctx: Context) -> str | None:
-    compatibles = list(((ctx.npu_info().get("soc") or {}).get("compatible")) or [])
-    if ctx.profile is not None:
-        compatibles += list(ctx.profile.soc.compatible)
-    for value in compatibles:
-        name = str(value).partition(",")[2]
-        if name in CVI_CHIPS:
-            return name
     return None
 
 
@@ -532,22 +291,26 @@ def _hits(sig: catalogue.Signature, records: list[Line]) -> list[tuple[Line, re.
     return found
 
 
-RULES: tuple[Rule, ...] = (
-    signatures,
-    silicon,
-    converter_without_model,
-    sdk_bsp_mismatch,
-    delegation,
-    kernel,
-    rknn,
-    cv18xx,
-    outputs,
-)
+# The rules of every family; each family package adds its own (`npu_accept.families.<family>.findings`,
+# `RULES`): rules() is both.  Each rule decides from the inputs whether it applies, since the family
+# of pasted text is often unknown.
+RULES: tuple[Rule, ...] = (signatures, delegation, kernel, outputs)
+
+
+@functools.cache
+def rules() -> tuple[Rule, ...]:
+    """The rules of every family, then each family package's `RULES`, in the packages' order."""
+    from npu_accept import families
+
+    found: tuple[Rule, ...] = RULES
+    for _, module in families.modules("findings"):
+        found += tuple(module.RULES)
+    return found
 
 
 def diagnose(ctx: Context) -> list[Finding]:
     """Every finding, most likely cause first (a cause before the symptoms it produces)."""
-    found = [finding for rule in RULES for finding in rule(ctx)]
+    found = [finding for rule in rules() for finding in rule(ctx)]
     return sorted(found, key=lambda f: f.rank)
 
 
@@ -558,9 +321,16 @@ SEVERE_KERNEL = re.compile(
     r"BUG:|Oops|Kernel panic|Unable to handle kernel|invoked oom-killer|Out of memory: Kill|soft lockup|"
     r"hard LOCKUP|self-detected stall|Disabling IRQ #\d+|nobody cared"
 )
+# Each family's own wording comes from its package (`KERNEL_SUBJECT`, npu_accept.families);
+# galcore is the VeriSilicon NPU driver of RKNPU1 and the VX stack.
 NPU_SUBJECT = re.compile(
-    r"rknpu|RKNPU|\bnpu\b|\bNPU\b|neutron|Neutron|rocket|Rocket|cvi[-_]?tpu|\btpu\b|\bTPU\b|iommu|IOMMU|"
-    r"smmu|SMMU|remoteproc|rproc|firmware|\bion\b|dma[-_]heap|\bcma\b|\baccel\b|galcore"
+    "|".join(
+        (
+            *families.kernel_subjects(),
+            r"\bnpu\b|\bNPU\b|\btpu\b|\bTPU\b|iommu|IOMMU|smmu|SMMU|remoteproc|rproc|firmware|\bion\b|"
+            r"dma[-_]heap|\bcma\b|\baccel\b|galcore",
+        )
+    )
 )
 
 
@@ -585,71 +355,3 @@ def unexplained(ctx: Context, findings: list[Finding]) -> list[Evidence]:
                 continue
             left.append(Evidence(doc.name, line.number, line.raw))
     return left
-
-
-# --- rknn-driver-below-documented-minimum: version knowledge (families/*/versions.yaml) ---------
-# A runtime whose own release documents a newer RKNPU kernel driver than the one the inputs print
-# (a confirmed `needs_driver` row of pairings.KNOWN_PAIRINGS); recommendations are never asserted.
-RKNPU_RUNTIME_FACTS = (("rkllm", "rkllm-runtime"), ("librknnrt", "librknnrt"))
-
-
-def rknn_driver_below_minimum(ctx: Context) -> list[Finding]:
-    if ctx.family not in (None, "rknpu"):
-        return []
-    driver = _rknpu_fact_line(ctx, "driver")
-    if driver is None:
-        return []
-    for fact, component in RKNPU_RUNTIME_FACTS:
-        runtime = _rknpu_fact_line(ctx, fact)
-        row = pairings.driver_requirement(component, runtime[1]) if runtime else None
-        if runtime is None or row is None or not row.needs_driver:
-            continue
-        has, needs = pairings.version_tuple(driver[1]), pairings.version_tuple(row.needs_driver)
-        if has is None or needs is None or has >= needs:
-            continue
-        where = _rknpu_row_source(row)
-        evidence = (
-            (runtime[0],)
-            if (runtime[0].source, runtime[0].line_no)
-            == (
-                driver[0].source,
-                driver[0].line_no,
-            )
-            else (runtime[0], driver[0])
-        )
-        return [
-            Finding(
-                17,  # after the runtime's own refusals (device 12, model 15-16): a documented minimum
-                "rknn-driver-below-documented-minimum",
-                f"{component} {runtime[1]} needs RKNPU kernel driver {row.needs_driver} or newer ({where}), "
-                f"but the board's driver is {driver[1]}.",
-                f"Update the kernel's RKNPU driver to {row.needs_driver} or newer (a newer vendor kernel for "
-                "the board, or the driver of airockchip/rknn-llm rknpu-driver/ built into the board's "
-                "kernel), or use a runtime release whose documentation accepts the board's driver.",
-                evidence,
-            )
-        ]
-    return []
-
-
-def _rknpu_fact_line(ctx: Context, name: str) -> tuple[Evidence, str] | None:
-    """The first input line holding the catalogue fact NAME, and its value."""
-    patterns = ctx.catalogue.facts.get(name, ())
-    for doc in ctx.text_docs():
-        for line in doc.records:
-            for pattern in patterns:
-                match = pattern.search(line.message)
-                if match:
-                    return Evidence(doc.name, line.number, line.raw, match.group(0)), match.group("v")
-    return None
-
-
-def _rknpu_row_source(row: pairings.Pairing) -> str:
-    """'its release's documentation, airockchip/rknn-llm at 8623edd0' from a row's URL and commit."""
-    repo = re.match(r"https://github\.com/([^/]+/[^/]+)/", row.url or "")
-    if repo and row.commit:
-        return f"its release's documentation, {repo.group(1)} at {row.commit[:8]}"
-    return "its release's documentation"
-
-
-RULES = (*RULES, rknn_driver_below_minimum)

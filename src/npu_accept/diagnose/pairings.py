@@ -6,6 +6,10 @@ One table for both users: `npu-diagnose` (a converter print-out, a runtime log) 
 family packages' `versions.yaml` files (`npu_accept.families`); each row names its upstream file
 and commit and whether it is confirmed; the rules below only state what confirmed rows state:
 
+The rules that read a family's own formats live in its package: `npu_accept.families.neutron.pairing`
+(the Neutron SDK's name against the kernel), `npu_accept.families.rknpu.pairing` (the .rknn
+header, the toolkit against librknnrt).  What they state:
+
 - Neutron: NXP names each Neutron SDK after the BSP it belongs to, `NeutronSDK_<sdk>+LF_<bsp>`;
   a model converted with an SDK of another BSP release than the board's is not made for the
   board's driver, firmware and delegate.
@@ -21,18 +25,12 @@ and commit and whether it is confirmed; the rules below only state what confirme
 
 from __future__ import annotations
 
-import json
 import re
-import struct
 from dataclasses import dataclass
 
 import yaml
 
-NEUTRON_SDK = re.compile(r"NeutronSDK_(?P<sdk>\d+\.\d+\.\d+)\+LF_(?P<bsp>\d+\.\d+\.\d+_\d+\.\d+\.\d+)")
-KERNEL_OF_BSP = re.compile(r"^(?P<kernel>\d+\.\d+\.\d+)_")
 KERNEL_RELEASE = re.compile(r"(?P<kernel>\d+\.\d+\.\d+)")
-RKNN_MAGIC = b"RKNN"
-RKNN_MAX_JSON = 1 << 22  # the model's JSON description; a bigger one is not a .rknn we understand
 
 
 @dataclass(frozen=True)
@@ -169,38 +167,10 @@ def driver_requirement(component: str, version: str | None) -> Pairing | None:
     return None
 
 
-@dataclass(frozen=True)
-class NeutronSdk:
-    text: str
-    sdk: str
-    bsp: str  # e.g. "6.12.49_2.2.0"
-
-    @property
-    def kernel(self) -> str | None:
-        match = KERNEL_OF_BSP.match(self.bsp)
-        return match.group("kernel") if match else None
-
-
-def neutron_sdk(text: str) -> NeutronSdk | None:
-    match = NEUTRON_SDK.search(text)
-    return NeutronSdk(match.group(0), match.group("sdk"), match.group("bsp")) if match else None
-
-
 def kernel_version(release: str | None) -> str | None:
     """'6.12.49-lts-next-g759f4038100f' -> '6.12.49'."""
     match = KERNEL_RELEASE.search(release or "")
     return match.group("kernel") if match else None
-
-
-def neutron_mismatch(sdk: NeutronSdk, kernel_release: str | None) -> str | None:
-    """One clause when the SDK belongs to another BSP than the board's kernel, else None."""
-    board = kernel_version(kernel_release)
-    if board is None or sdk.kernel is None or board == sdk.kernel:
-        return None
-    return (
-        f"the model was converted with Neutron SDK {sdk.sdk} of BSP LF {sdk.bsp} (kernel {sdk.kernel}) "
-        f"but the board runs kernel {kernel_release}"
-    )
 
 
 def known_delegate_bsp(version: str | None) -> str | None:
@@ -218,55 +188,6 @@ def known_delegate_bsp(version: str | None) -> str | None:
 def version_tuple(text: str | None) -> tuple[int, ...] | None:
     match = re.search(r"(\d+(?:\.\d+)+)", text or "")
     return tuple(int(p) for p in match.group(1).split(".")) if match else None
-
-
-def rknn_mismatch(toolkit: str | None, runtime: str | None) -> str | None:
-    """One clause when a model of toolkit TOOLKIT cannot be trusted on librknnrt RUNTIME."""
-    made, runs = version_tuple(toolkit), version_tuple(runtime)
-    if made is None or runs is None:
-        return None
-    if runs[:3] < made[:3]:
-        return (
-            f"the model was exported by RKNN-Toolkit2 {toolkit} but the board's librknnrt is the older "
-            f"{runtime}"
-        )
-    return None
-
-
-@dataclass(frozen=True)
-class RknnModelInfo:
-    format_version: int
-    toolkit_version: str | None
-    target_platform: str | None
-
-
-def rknn_model_info(data: bytes) -> RknnModelInfo | None:
-    """The header of a .rknn file: "RKNN", 4 bytes, the format version (u64 LE), the model data
-    size (u64 LE), [40 more header bytes from format 2 on], the data, then a u64 LE length and the
-    JSON description whose "version" is the toolkit that exported it. None when DATA is no .rknn."""
-    if len(data) < 24 or data[:4] != RKNN_MAGIC:
-        return None
-    fmt, size = struct.unpack_from("<QQ", data, 8)
-    header = 64 if fmt > 1 else 24
-    description: dict[str, object] = {}
-    at = header + size
-    if at + 8 <= len(data):
-        (length,) = struct.unpack_from("<Q", data, at)
-        if 0 < length <= RKNN_MAX_JSON and at + 8 + length <= len(data):
-            try:
-                parsed = json.loads(data[at + 8 : at + 8 + length].decode("utf-8", "replace"))
-                description = parsed if isinstance(parsed, dict) else {}
-            except ValueError:
-                description = {}
-    toolkit = description.get("version")
-    platform = description.get("target_platform")
-    return RknnModelInfo(
-        format_version=int(fmt),
-        toolkit_version=str(toolkit) if toolkit else None,
-        target_platform=", ".join(map(str, platform))
-        if isinstance(platform, list)
-        else (str(platform) if platform else None),
-    )
 
 
 def versions_table(rows: tuple[Pairing, ...] | None = None) -> str:

@@ -11,36 +11,27 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import TextIO
 
-from npu_accept.flash import bmaptool, rkdeveloptool, uuu
+from npu_accept.flash import bmaptool
 from npu_accept.flash.board_info import revision_over_ssh
 from npu_accept.flash.checksum import verify_image
 from npu_accept.flash.device import SystemView, check_device
 from npu_accept.flash.errors import FlashError
-from npu_accept.flash.image import ImageInfo, inspect_image
+from npu_accept.flash.image import inspect_image
+from npu_accept.flash.methods import method
 from npu_accept.flash.plan import Plan
 from npu_accept.flash.request import FlashRequest
 from npu_accept.flash.revision import revision_from_npu_info
-from npu_accept.flash.spec import FlashSpec, load_flash_spec
-
-
-class _Method(Protocol):
-    """What a flashing method's module provides."""
-
-    def build_plan(self, spec: FlashSpec, info: ImageInfo, request: FlashRequest) -> Plan: ...
-
-    def preflight(self) -> None: ...
-
-
-_METHODS: dict[str, _Method] = {"uuu": uuu, "rkdeveloptool": rkdeveloptool, "bmaptool": bmaptool}
+from npu_accept.flash.spec import FlashSpec, load_flash_spec, method_names
 
 
 def build_parser() -> argparse.ArgumentParser:
+    *others, last = method_names()
     parser = argparse.ArgumentParser(
         prog="npu-flash",
         description="Write a meta-npu image to a board with the method of its profile "
-        "(uuu, rkdeveloptool or bmaptool), after checking the image and the target.",
+        f"({', '.join(others)} or {last}), after checking the image and the target.",
     )
     parser.add_argument(
         "--board", required=True, help="board profile name (npu-accept profiles lists them) or YAML path"
@@ -96,13 +87,13 @@ def _soc_revision(args: argparse.Namespace) -> str | None:
 def prepare(spec: FlashSpec, request: FlashRequest, stream: TextIO) -> Plan:
     """Check the image and the target, verify the checksum, and return the plan (nothing written)."""
     info = inspect_image(request.image)
-    plan = _METHODS[spec.method].build_plan(spec, info, request)
+    plan = method(spec.method).build_plan(spec, info, request)
     verify_image(request.image, stream)
     return plan
 
 
 def execute(spec: FlashSpec, request: FlashRequest, plan: Plan, stream: TextIO) -> None:
-    _METHODS[spec.method].preflight()
+    method(spec.method).preflight()
     for note in plan.notes:
         stream.write(f"note: {note}\n")
     if spec.method == "bmaptool" and request.device is not None:

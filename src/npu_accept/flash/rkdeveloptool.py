@@ -47,6 +47,9 @@ def loader_path(spec: FlashSpec, request: FlashRequest) -> Path:
     return loader
 
 
+REQUIRED = ("loader",)
+
+
 def build_plan(spec: FlashSpec, info: ImageInfo, request: FlashRequest) -> Plan:
     if request.device is not None:
         raise FlashError(

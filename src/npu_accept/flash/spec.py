@@ -12,7 +12,18 @@ from npu_accept.flash.errors import FlashError
 from npu_accept.paths import profile_dirs
 from npu_accept.profile import ProfileError, load_profile
 
-METHODS = ("uuu", "rkdeveloptool", "bmaptool")
+
+def method_names() -> tuple[str, ...]:
+    """The methods the family packages register (`npu_accept.flash.methods`)."""
+    from npu_accept.flash.methods import methods  # its modules import this one
+
+    return tuple(methods())
+
+
+def _required(method: str) -> tuple[str, ...]:
+    from npu_accept.flash.methods import method as module_of
+
+    return tuple(getattr(module_of(method), "REQUIRED", ()))
 
 
 @dataclass(frozen=True)
@@ -74,22 +85,25 @@ def parse_flash_section(section: Any, board: str, family: str, source: Path) -> 
             f"{', '.join(sorted(known))}."
         )
     method = _key(section, "method", str, source, required=True)
-    if method not in METHODS:
+    known_methods = method_names()
+    if method not in known_methods:
         raise FlashError(
-            f"Board profile {source}: key 'flash.method' is '{method}'; use one of {', '.join(METHODS)}."
+            f"Board profile {source}: key 'flash.method' is '{method}'; "
+            f"use one of {', '.join(known_methods)}."
         )
+    required = _required(method)
     spec = FlashSpec(
         board=board,
         family=family,
         source=source,
         method=method,
         uuu_script=_key(section, "uuu_script", str, source) or "emmc_all",
-        boot_container=_key(section, "boot_container", str, source, required=method == "uuu"),
+        boot_container=_key(section, "boot_container", str, source, required="boot_container" in required),
         ele_container=_key(section, "ele_container", str, source),
         soc_revisions={
             str(k): str(v).upper() for k, v in (_key(section, "soc_revisions", dict, source) or {}).items()
         },
-        loader=_key(section, "loader", str, source, required=method == "rkdeveloptool"),
+        loader=_key(section, "loader", str, source, required="loader" in required),
         sector=_key(section, "sector", int, source) or 0,
     )
     if spec.ele_container and "{rev}" not in spec.ele_container:

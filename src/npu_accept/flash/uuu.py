@@ -76,6 +76,9 @@ def connected_devices(uuu: str) -> list[str]:
     return [line for line in lines[start:] if line]
 
 
+REQUIRED = ("boot_container",)
+
+
 def preflight() -> None:
     uuu = require_tool("uuu")
     if not connected_devices(uuu):

@@ -10,7 +10,7 @@ from typing import Any
 from . import TOOL_VERSION
 from .cli import EXIT_FAILED, EXIT_OK, SentenceParser, emit, fail_usage
 from .errors import UsageError
-from .probes import FAMILY_MODULES, FamilyFacts, detect_family, probe_family
+from .probes import FAMILY_MODULES, FamilyFacts, detect_family, driver_names, probe_family
 from .probes.common import ProbeContext, kernel_log_marker, read_manifest, read_soc
 
 SCHEMA = "npu-info/1"
@@ -39,7 +39,7 @@ def collect(ctx: ProbeContext, family: str | None = None) -> dict[str, Any]:
     if family == "none":
         errors.extend(detection_errors)
         errors.append(
-            "no NPU detected (no neutron, rknpu, rocket or cvi-tpu driver, device or "
+            f"no NPU detected (no {_either(driver_names())} driver, device or "
             "device-tree node); this board runs models on the CPU only."
         )
     errors.extend(facts.errors)
@@ -69,6 +69,11 @@ def collect(ctx: ProbeContext, family: str | None = None) -> dict[str, Any]:
         "kernel_log": kernel_log_marker(ctx),
         "errors": errors,
     }
+
+
+def _either(names: list[str]) -> str:
+    """ "a, b or c"."""
+    return " or ".join(n for n in (", ".join(names[:-1]), names[-1] if names else "") if n)
 
 
 def human(doc: dict[str, Any]) -> str:

@@ -8,7 +8,9 @@ A backend is a module `npu_target.backends.<module>` exposing one function:
 It raises `UsageError` for bad input (missing file, wrong input count or dtype) and `RunFailure`
 when the model could not be loaded, delegated or invoked; it may also return a RunResult whose
 `errors` list is non-empty (npu-run then exits 1 but still prints the JSON). Backends are looked
-up by name here, so a backend whose module is not installed gives one clear sentence.
+up by name here, so a backend whose module is not installed gives one clear sentence.  The
+backends are the CPU reference (tflite-cpu) and those each family's probe module names in
+`BACKENDS` (npu_target.probes): a new family's backend needs no edit here.
 """
 
 from __future__ import annotations
@@ -20,14 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..probes import family_backends
 
-# backend name on the command line -> module under npu_target.backends
-BACKEND_MODULES = {
-    "tflite-cpu": "tflite",
-    "tflite-delegate": "tflite",
-    "rknn": "rknn",
-    "cvi": "cvi",
-}
+# backend name on the command line -> module under npu_target: the CPU reference of every board,
+# then each installed family's own (its probe module's BACKENDS, npu_target.probes).
+BACKEND_MODULES = {"tflite-cpu": "backends.tflite", **family_backends()}
 
 
 @dataclass
@@ -113,21 +112,21 @@ def load_backend(name: str) -> RunFunction:
     if module_name is None:
         known = ", ".join(sorted(BACKEND_MODULES))
         raise UsageError(f"unknown backend '{name}'; choose one of: {known}.")
+    full = f"{__name__.rpartition('.')[0]}.{module_name}"  # npu_target.<module_name>
+    where = f"npu_target/{module_name.replace('.', '/')}.py"
     try:
-        module = importlib.import_module(f"{__name__}.{module_name}")
+        module = importlib.import_module(full)
     except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{module_name}":
+        if exc.name != full:
             raise
         raise UsageError(
             f"backend '{name}' is not part of this npu-tools installation "
-            f"(module npu_target/backends/{module_name}.py is missing); install the image's npu-tools "
+            f"(module {where} is missing); install the image's npu-tools "
             "package or pick another backend."
         ) from None
     run: Callable[[RunRequest], RunResult] | None = getattr(module, "run", None)
     if run is None:
-        raise UsageError(
-            f"backend module npu_target/backends/{module_name}.py defines no run(); reinstall npu-tools."
-        )
+        raise UsageError(f"backend module {where} defines no run(); reinstall npu-tools.")
     return run
 
 

@@ -6,6 +6,11 @@ A family probe is a module `npu_target.probes.<module>` exposing two functions:
     def detect(ctx: ProbeContext) -> bool          # is this family's NPU on this board?
     def probe(ctx: ProbeContext) -> FamilyFacts    # driver/runtime/daemon/delegate/memory/load facts
 
+and two names: `DRIVER`, the driver npu-info names when no NPU is found (the family's name when
+absent), and `BACKENDS = {backend: module}`, the npu-run backends of the family (the module is
+named under npu_target, e.g. "backends.rknn"; see `npu_target.backends`).  The probe module is
+the family's one module on the board: the probes and backends are found through it.
+
 `probe` never raises for a missing fact: it leaves the field None and appends one sentence to
 `FamilyFacts.errors`. Probes are looked up by family name, so a module that is not installed
 gives one clear sentence instead of an ImportError.
@@ -50,6 +55,26 @@ def load_probe(family: str) -> ModuleType | None:
         if exc.name != f"{__name__}.{module_name}":
             raise
         return None
+
+
+def driver_names() -> list[str]:
+    """The drivers of the installed probes, in detection order (each probe's DRIVER)."""
+    found = []
+    for family in FAMILY_MODULES:
+        module = load_probe(family)
+        if module is not None:
+            found.append(str(getattr(module, "DRIVER", family)))
+    return found
+
+
+def family_backends() -> dict[str, str]:
+    """backend -> module under npu_target, of every installed probe's BACKENDS, in detection order."""
+    found: dict[str, str] = {}
+    for family in FAMILY_MODULES:
+        module = load_probe(family)
+        for backend, module_name in dict(getattr(module, "BACKENDS", {})).items():
+            found.setdefault(str(backend), str(module_name))
+    return found
 
 
 def detect_family(ctx: ProbeContext, errors: list[str]) -> str:

@@ -21,6 +21,9 @@ from typing import Any
 from . import FamilyFacts
 from .common import ProbeContext, dt_compatibles, loaded_modules, read_dt_strings, reserved_memory_pools
 
+DRIVER = "cvi-tpu"  # named by npu-info when no NPU is found
+BACKENDS = {"cvi": "backends.cvi"}  # npu-run backend -> module
+
 DEVICE = "/dev/cvi-tpu0"
 COMPATIBLE = "cvitek,tpu"
 CHIPS = ("cv180x", "cv181x", "cv182x", "cv183x")

@@ -14,6 +14,9 @@ import re
 from . import FamilyFacts
 from .common import ProbeContext, dt_compatibles, module_present, remoteprocs, reserved_memory_pools
 
+DRIVER = "neutron"  # named by npu-info when no NPU is found
+BACKENDS = {"tflite-delegate": "backends.tflite"}  # npu-run backend -> module
+
 MODULE = "neutron"
 COMPATIBLES = ("fsl,imx95-neutron", "nxp,imx95-neutron")
 DELEGATE_PATH = "/usr/lib/libneutron_delegate.so"

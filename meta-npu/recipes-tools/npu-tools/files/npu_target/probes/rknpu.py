@@ -21,6 +21,9 @@ from typing import Any
 from . import FamilyFacts
 from .common import ProbeContext, dt_compatibles, module_present
 
+DRIVER = "rknpu"  # named by npu-info when no NPU is found
+BACKENDS = {"rknn": "backends.rknn"}  # npu-run backend -> module
+
 COMPATIBLES = (
     "rockchip,rk3588-rknpu",
     "rockchip,rk3576-rknpu",

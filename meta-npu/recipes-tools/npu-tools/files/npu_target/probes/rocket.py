@@ -16,6 +16,9 @@ from typing import Any
 from . import FamilyFacts
 from .common import ProbeContext, dt_compatibles, module_present
 
+DRIVER = "rocket"  # named by npu-info when no NPU is found
+BACKENDS = {"tflite-delegate": "backends.tflite"}  # npu-run backend -> module
+
 MODULE = "rocket"
 COMPATIBLES = ("rockchip,rk3588-rknn-core",)
 DELEGATE_PATH = "/usr/lib/libteflon.so"

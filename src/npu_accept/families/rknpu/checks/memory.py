@@ -1,14 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""Check 6 for the Rockchip families.
-
-rknpu (vendor driver): the NPU owns exactly the SRAM region meta-npu's device-tree fragment gives
-it (RK3588 956 KB = 0xef000, RK3576 480 KB = 0x78000; the RKNN SDK v2.3.2 user guide, section
-5.7). npu-info reads the region from the driver's dmesg line "RKNPU: sram region: […), sram
-size: 0x…" and the debugfs bitmap /sys/kernel/debug/rknpu/mm. Missing SRAM or another size fails,
-naming the fix; so does SRAM that a model run with RKNN_FLAG_ENABLE_SRAM leaves unused
-(collectors.rknn_modes).
-
-rocket (mainline driver): Rocket has no SRAM support, so there is nothing to check.
+"""Check 6 for rknpu (the vendor driver): the NPU owns exactly the SRAM region meta-npu's
+device-tree fragment gives it (RK3588 956 KB = 0xef000, RK3576 480 KB = 0x78000; the RKNN SDK
+v2.3.2 user guide, section 5.7). npu-info reads the region from the driver's dmesg line
+"RKNPU: sram region: […), sram size: 0x…" and the debugfs bitmap /sys/kernel/debug/rknpu/mm.
+Missing SRAM or another size fails, naming the fix; so does SRAM that a model run with
+RKNN_FLAG_ENABLE_SRAM leaves unused (collectors.rknn_modes).
 """
 
 from __future__ import annotations
@@ -77,9 +73,5 @@ def sram_used(facts: BoardFacts) -> CheckResult | str | None:
     return ", ".join(said) or None
 
 
-def check_rocket_memory(facts: BoardFacts, profile: Profile) -> CheckResult:
-    return skipped(CHECK, f"Profile {profile.name}: the Rocket driver uses no SRAM or reserved pool.")
-
-
-IMPLEMENTS = {(CHECK, "rknpu"): check_rknpu_sram, (CHECK, "rocket"): check_rocket_memory}
+IMPLEMENTS = {(CHECK, "rknpu"): check_rknpu_sram}
 COLLECTORS = {"rknpu": collect_rknn_modes}

@@ -3,7 +3,7 @@
 measured again with the NPU and CPU frequency governors pinned to "performance" (RKNN SDK v2.3.2
 user guide 8.1.1) — reported, and a failure if any governor was not put back as it was.
 
-The runtime's RKNN_LOG_LEVEL=4 log of each model is kept in the artifacts too (checks/rknn_logs.py)."""
+The runtime's RKNN_LOG_LEVEL=4 log of each model is kept in the artifacts too (logs.py)."""
 
 from __future__ import annotations
 
