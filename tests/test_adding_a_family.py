@@ -30,7 +30,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_FILES = "meta-npu/recipes-tools/npu-tools/files"
-COPIED = ("src/npu_accept", TARGET_FILES, "meta-npu/conf", "meta-npu/classes", "pyproject.toml", "tests")
+COPIED = (
+    "src/npu_accept",
+    TARGET_FILES,
+    "meta-npu/conf",
+    "meta-npu/classes",
+    "meta-npu/lib",
+    "meta-npu/releases",
+    "pyproject.toml",
+    "tests",
+)
 
 # What a family owns: nothing else in the tree is edited but SHARED.
 OWN = (

@@ -111,11 +111,18 @@ def npu_families(d):
     return npu_layer.families
 
 python npu_config_check() {
+    library = npu_families(e.data)
     family = e.data.getVar('NPU_FAMILY')
-    known = list(npu_families(e.data).names())
+    known = list(library.names())
     if family not in known:
         bb.fatal('NPU_FAMILY = "%s" is not a known NPU family: set NPU_FAMILY to one of %s.'
                  % (family, ', '.join(known)))
+    # A family this class sets no flags for (one added by its record alone: docs/design.md,
+    # "Adding an NPU family") takes its manifest roles from its record, as values in the
+    # configuration, which task signatures follow like the flags above.
+    for var, table in library.manifest_flags().items():
+        if family in table and e.data.getVarFlag(var, family, False) is None:
+            e.data.setVarFlag(var, family, table[family])
 }
 addhandler npu_config_check
 npu_config_check[eventmask] = "bb.event.ConfigParsed"
