@@ -12,11 +12,14 @@ family without a judge fails with one sentence naming the file to add, never a s
 
 from __future__ import annotations
 
+from typing import Any
+
 from npu_target.families import family
 
 from npu_accept.checks.base import CheckResult, failed, skipped
+from npu_accept.collectors.model_files import FACT_KEY
 from npu_accept.facts import BoardFacts
-from npu_accept.profile import Profile
+from npu_accept.profile import ModelSpec, Profile
 
 CHECK = "pairing"
 TFLITE_BACKENDS = ("tflite-cpu", "tflite-delegate")
@@ -36,6 +39,27 @@ def check_no_pairing(facts: BoardFacts, profile: Profile) -> CheckResult:
         f"npu_accept/families/{package}/checks.py.",
         "no-check",
     )
+
+
+def model_records(
+    facts: BoardFacts, profile: Profile
+) -> list[tuple[ModelSpec, dict[str, Any]]] | CheckResult:
+    """What collectors.model_files read of each profile model's file on the board, or the failed
+    result when it was not read or a file could not be: the start of a family's pairing judge."""
+    records = facts.extra.get(FACT_KEY)
+    if not isinstance(records, dict):
+        return failed(
+            CHECK, "The models on the board were not read; run the suite over SSH.", "pairing-unknown"
+        )
+    found = []
+    for spec in profile.models:
+        record = records.get(spec.name) or {}
+        if record.get("error"):
+            return failed(
+                CHECK, f"Model {spec.name}: {record['error']}; check the model path.", "model-unreadable"
+            )
+        found.append((spec, record))
+    return found
 
 
 IMPLEMENTS = {(CHECK, "*"): check_no_pairing}

@@ -6,7 +6,8 @@ the board's chip.
 from __future__ import annotations
 
 from npu_accept.checks.base import CheckResult, failed, passed
-from npu_accept.collectors.model_files import FACT_KEY, collect_model_files
+from npu_accept.checks.pairing import model_records
+from npu_accept.collectors.model_files import collect_model_files
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile
 
@@ -15,18 +16,11 @@ CHECK = "pairing"
 
 def check_cvimodel_pairing(facts: BoardFacts, profile: Profile) -> CheckResult:
     board = ((facts.info or {}).get("driver") or {}).get("chip")
-    records = facts.extra.get(FACT_KEY)
-    if not isinstance(records, dict):
-        return failed(
-            CHECK, "The models on the board were not read; run the suite over SSH.", "pairing-unknown"
-        )
+    records = model_records(facts, profile)
+    if isinstance(records, CheckResult):
+        return records
     said = []
-    for spec in profile.models:
-        record = records.get(spec.name) or {}
-        if record.get("error"):
-            return failed(
-                CHECK, f"Model {spec.name}: {record['error']}; check the model path.", "model-unreadable"
-            )
+    for spec, record in records:
         chip = record.get("chip") or "cv183x"  # a version 1.0 header has no chip field (cviruntime model.cpp)
         if record.get("format") != "cvimodel":
             return failed(CHECK, f"Model {spec.name} ({spec.path}) is not a cvimodel.", "model-unknown-maker")

@@ -6,7 +6,8 @@ against the board's librknnrt (the rules of `npu_accept.diagnose.pairings`).
 from __future__ import annotations
 
 from npu_accept.checks.base import CheckResult, failed, passed, skipped
-from npu_accept.collectors.model_files import FACT_KEY, collect_model_files
+from npu_accept.checks.pairing import model_records
+from npu_accept.collectors.model_files import collect_model_files
 from npu_accept.facts import BoardFacts
 from npu_accept.families.rknpu import pairing
 from npu_accept.profile import Profile
@@ -16,18 +17,11 @@ CHECK = "pairing"
 
 def check_rknn_pairing(facts: BoardFacts, profile: Profile) -> CheckResult:
     runtime = ((facts.info or {}).get("runtime") or {}).get("version")
-    records = facts.extra.get(FACT_KEY)
-    if not isinstance(records, dict):
-        return failed(
-            CHECK, "The models on the board were not read; run the suite over SSH.", "pairing-unknown"
-        )
+    records = model_records(facts, profile)
+    if isinstance(records, CheckResult):
+        return records
     said = []
-    for spec in profile.models:
-        record = records.get(spec.name) or {}
-        if record.get("error"):
-            return failed(
-                CHECK, f"Model {spec.name}: {record['error']}; check the model path.", "model-unreadable"
-            )
+    for spec, record in records:
         if record.get("format") != "rknn" or not record.get("toolkit"):
             return failed(
                 CHECK,
