@@ -4,7 +4,6 @@ never a traceback; --accept-new-host-key, --strict, --lava-signals and --baselin
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -269,69 +268,3 @@ def test_keep_tools_leaves_them_for_the_next_run_which_does_not_send_them(twin_s
     finally:
         for path in kept:
             shutil.rmtree(path, ignore_errors=True)
-
-
-_GC_PROBE = """
-import atexit, gc, json, os
-
-_full = []
-
-
-def _record(phase, info):
-    if phase == "start" and info["generation"] == 2:
-        _full.append(gc.get_freeze_count())
-
-
-gc.callbacks.append(_record)
-
-
-def _write():
-    with open(os.environ["GC_PROBE_OUT"], "w") as out:
-        json.dump({"full_collections": _full, "frozen_at_exit": gc.get_freeze_count()}, out)
-
-
-atexit.register(_write)
-"""
-
-
-def test_the_final_garbage_collections_skip_the_frozen_imports_which_are_unfrozen_after(tmp_path):
-    """pytest collects garbage five times in its own cleanup: with the imports still frozen there
-    (0.23 s of CPU at 32 boards otherwise, benchmarks/bench_fleet.py), unfrozen only after."""
-    (tmp_path / "gcprobe.py").write_text(_GC_PROBE)
-    out = tmp_path / "gc.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "pytests",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "gcprobe",
-            "--target",
-            "root@127.0.0.1:9",
-            "--board",
-            "imx95-verdin",
-            "-k",
-            "no_such_check",
-            "--artifacts",
-            str(tmp_path / "artifacts"),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": str(tmp_path),
-            "GC_PROBE_OUT": str(out),
-        },
-    )
-    assert proc.returncode == 5, proc.stdout + proc.stderr  # no test selected: no board contacted
-    probe = json.loads(out.read_text())
-    final = probe["full_collections"][-5:]
-    assert len(final) == 5 and all(count > 0 for count in final), probe
-    assert probe["frozen_at_exit"] == 0, probe

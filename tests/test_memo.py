@@ -4,6 +4,7 @@ thread asks for it at the same moment (functools.cache computes it once per thre
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 
@@ -98,9 +99,12 @@ def test_the_check_registry_is_scanned_once_for_a_fleet(monkeypatch):
     scans = []
     real = registry.pkgutil.iter_modules
 
+    checks_package = [str(p) for p in importlib.import_module("npu_accept.checks").__path__]
+
     def counting(path):
-        scans.append(1)
-        time.sleep(0.02)
+        if [str(p) for p in path] == checks_package:  # one scan also lists the family packages' checks
+            scans.append(1)
+            time.sleep(0.02)
         return real(path)
 
     monkeypatch.setattr(registry.pkgutil, "iter_modules", counting)
