@@ -24,7 +24,7 @@ for _p in (_TARGET_FILES, _TESTS.parent / "src", _TESTS):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from npu_accept.sim.harness import Twin, TwinError, TwinSpec, start_twin  # noqa: E402
+from npu_accept.sim.harness import Twin, TwinError, TwinSpec, start_twin, stop_twins  # noqa: E402
 
 TwinFactory = Callable[[TwinSpec], Twin]
 ROOT_FIXTURES = frozenset({"twin_factory", "loop_device"})
@@ -61,8 +61,7 @@ def twin_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinFacto
         return twin
 
     yield factory
-    for twin in twins:
-        twin.stop()
+    stop_twins(twins)
 
 
 @pytest.fixture
