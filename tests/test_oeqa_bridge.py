@@ -274,12 +274,13 @@ print(len(result.failures), result.failures[0][1].strip().splitlines()[-1])
 
 def test_the_oeqa_adapter_is_bounded_like_the_ssh_link(neutron: SimpleNamespace) -> None:
     """Issue 23: the suite's output bounds and flood limits hold over oeqa's target too."""
+    from npu_accept.collect import BoardLink
     from npu_accept.lab.oeqa_bridge import OeqaConnection
     from npu_accept.transport import OutputFlood
 
     link = OeqaConnection(SshTarget(neutron.healthy), target="oeqa-flood")
     try:
-        assert link.bounded
+        assert isinstance(link, BoardLink)  # a whole board link: bounded run and run_in_temp_dir
         within = link.run("head -c 5000 /dev/zero; echo oops >&2; exit 3", timeout=60, max_output=1000)
         assert (within.exit_code, len(within.stdout), within.stdout_dropped) == (3, 1000, 4000)
         assert within.stderr == b"oops\n" and within.stderr_dropped == 0

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -158,14 +158,20 @@ def _random(item: RandomInput) -> np.ndarray:
     return rng.uniform(item.low, item.high, size=item.shape).astype(dtype)
 
 
+@runtime_checkable
 class BoardLink(Protocol):
     """What collection needs from a connection to a board: `npu_accept.transport.Connection`, or an
-    adapter (npu_accept.lab.oeqa_bridge over oeqa's target) with the same methods. A link whose
-    `bounded` attribute is true applies the suite's output bounds and flood limits itself (run
-    takes `max_output` and `flood_limit`, and it has `run_in_temp_dir`): both links the suite
-    ships are; collection never asks which class it is."""
+    adapter (npu_accept.lab.oeqa_bridge over oeqa's target) with the same methods. The output
+    bounds and flood limits are the link's own (run takes `max_output` and `flood_limit`, and
+    `run_in_temp_dir` makes the examination's temp dir and runs a script in it); collection never
+    asks which class it is."""
 
-    def run(self, cmd: str, timeout: float, input: bytes | None = None) -> Any: ...
+    def run(
+        self, cmd: str, timeout: float, input: bytes | None = None, *, max_output: int, flood_limit: int
+    ) -> Any: ...
+    def run_in_temp_dir(
+        self, script: str, timeout: float, input: bytes | None = None, *, max_output: int, flood_limit: int
+    ) -> tuple[str, Any]: ...
     def put(self, local: Path, remote: str) -> None: ...
     def get(self, remote: str, local: Path) -> None: ...
     def make_temp_dir(self) -> str: ...
@@ -291,16 +297,14 @@ def _sentence(exc: BaseException) -> str:
 
 
 def _run(link: BoardLink, command: str, timeout: float, limits: Limits, input: bytes | None = None) -> Any:
-    """A command with the suite's output bounds (adapters without them just run it)."""
-    if getattr(link, "bounded", False):
-        return link.run(
-            command,
-            timeout=timeout,
-            input=input,
-            max_output=max(limits.report_bytes, limits.log_bytes),
-            flood_limit=limits.flood_bytes,
-        )
-    return link.run(command, timeout=timeout, input=input)
+    """A command with the suite's output bounds."""
+    return link.run(
+        command,
+        timeout=timeout,
+        input=input,
+        max_output=max(limits.report_bytes, limits.log_bytes),
+        flood_limit=limits.flood_bytes,
+    )
 
 
 def upload_tools(link: BoardLink, remote: str) -> None:
@@ -324,17 +328,14 @@ def _in_new_temp_dir(
     link: BoardLink, script: str, limits: Limits, data: bytes | None = None
 ) -> tuple[str, Any]:
     """The board's temp dir for this examination, made by the same command that runs ``script``
-    (one round trip; the script finds it in $NPU_ACCEPT_TMP). Adapters make it first."""
-    if getattr(link, "bounded", False):
-        return link.run_in_temp_dir(
-            script,
-            timeout=INFO_TIMEOUT_S,
-            input=data,
-            max_output=max(limits.report_bytes, limits.log_bytes),
-            flood_limit=limits.flood_bytes,
-        )
-    remote = link.make_temp_dir()
-    return remote, _run(link, f"NPU_ACCEPT_TMP={shlex.quote(remote)}; {script}", INFO_TIMEOUT_S, limits, data)
+    (one round trip over SSH; the script finds it in $NPU_ACCEPT_TMP)."""
+    return link.run_in_temp_dir(
+        script,
+        timeout=INFO_TIMEOUT_S,
+        input=data,
+        max_output=max(limits.report_bytes, limits.log_bytes),
+        flood_limit=limits.flood_bytes,
+    )
 
 
 def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Options) -> str:
@@ -592,14 +593,12 @@ def fetch_files(
     """
     limits = limits or Limits()
     command = f"cd {shlex.quote(remote)} && exec tar -cf - -- " + " ".join(shlex.quote(m) for m in wanted)
-    result = link.run(command, timeout=RUN_TIMEOUT_S, **_fetch_bounds(link, limits))
+    result = link.run(command, timeout=RUN_TIMEOUT_S, **_fetch_bounds(limits))
     return _unpack(result.stdout, wanted, limits, received), _fetch_problem(result, limits)
 
 
-def _fetch_bounds(link: BoardLink, limits: Limits) -> dict[str, int]:
-    if getattr(link, "bounded", False):
-        return {"max_output": limits.outputs_bytes, "flood_limit": limits.outputs_bytes + limits.flood_bytes}
-    return {}
+def _fetch_bounds(limits: Limits) -> dict[str, int]:
+    return {"max_output": limits.outputs_bytes, "flood_limit": limits.outputs_bytes + limits.flood_bytes}
 
 
 def _fetch_problem(result: Any, limits: Limits) -> str:
@@ -618,7 +617,7 @@ def run_and_fetch(
     and what went wrong if some are missing (for a sentence)."""
     limits = limits or Limits()
     command = f"{script}; cd {shlex.quote(remote)} && exec tar -cf - -- {shlex.quote(top)}"
-    result = link.run(command, timeout=timeout, **_fetch_bounds(link, limits))
+    result = link.run(command, timeout=timeout, **_fetch_bounds(limits))
     return _tar_members(result.stdout, limits, lambda name: True), _fetch_problem(result, limits)
 
 

@@ -85,11 +85,6 @@ class TracedLink:
         self._link = link
         self._trace = trace
 
-    @property
-    def bounded(self) -> bool:
-        """Whether the wrapped link applies the suite's output bounds and flood limits itself."""
-        return bool(getattr(self._link, "bounded", False))
-
     def __getattr__(self, name: str) -> Any:
         return getattr(self._link, name)
 

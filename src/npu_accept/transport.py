@@ -56,7 +56,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO, ClassVar, Protocol
+from typing import BinaryIO, Protocol
 
 from npu_accept.memo import shared
 from npu_accept.sshlib import paramiko
@@ -634,8 +634,6 @@ def _exec_request(chan: paramiko.Channel, command: str) -> None:
 class Connection:
     """An open SSH connection to one board; create it with :meth:`Connection.open`."""
 
-    # It applies the suite's output bounds and flood limits itself (npu_accept.collect.BoardLink).
-    bounded: ClassVar[bool] = True
     target: Target
     _settings: _Settings
     _client: paramiko.SSHClient

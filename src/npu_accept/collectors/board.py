@@ -34,7 +34,7 @@ def upload_inputs(connection: Any, remote_dir: str, where: str, spec: Any) -> li
 
 
 def run_bounded(connection: Any, command: str, timeout: float) -> Any:
-    """Run COMMAND with the suite's bounds on what it may print (adapters without them just run it)."""
+    """Run COMMAND with the suite's bounds on what it may print."""
     from npu_accept.collect import Limits, _run  # collect imports the registry, which imports this
 
     return _run(connection, command, timeout, Limits())

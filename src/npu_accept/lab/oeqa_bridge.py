@@ -66,7 +66,6 @@ class OeqaConnection:
     # The suite's output bounds and flood limits hold over oeqa too (collect.BoardLink): stdout is
     # cut on the board at the flood limit (the command dies of SIGPIPE, as over SSH it is killed),
     # stderr is measured there, and no stream comes back beyond `max_output`.
-    bounded = True
 
     def run(
         self,
