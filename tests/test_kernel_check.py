@@ -26,6 +26,19 @@ from devicetree import RECORDS, record_mismatches
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_CHECK = ROOT / "scripts" / "kernel-check"
 FRAGMENT_RK3588 = "meta-npu/dynamic-layers/rockchip/recipes-kernel/linux/files/rknpu-sram-rk3588.dtsi"
+FRAGMENT_IMX95 = (
+    "meta-npu/dynamic-layers/freescale-layer/recipes-kernel/linux/linux-imx/imx95-neutron-pool.dtsi"
+)
+
+
+def edited_fragment(tmp_path: Path, fragment: str, old: str, new: str) -> Path:
+    """A copy of meta-npu's FRAGMENT (same file name) with OLD replaced by NEW."""
+    copy = tmp_path / Path(fragment).name
+    text = (ROOT / fragment).read_text()
+    assert old in text, f"{fragment} no longer holds {old!r}; update the test"
+    copy.write_text(text.replace(old, new))
+    return copy
+
 
 # entry -> (kas file, board .dts path in the tree, record of its SoC tree or None, record's root
 # compatible for the stand-in board file: the profile's soc.compatible)
@@ -84,14 +97,8 @@ def test_fragment_compiles_in_the_subset_and_meets_the_profile(entry: str, tmp_p
 def test_a_pool_smaller_than_the_profile_is_named(tmp_path: Path) -> None:
     """The i.MX95 profile wants a Neutron pool of at least memory.pool_min_bytes (128 MiB)."""
     tree = subset_tree(tmp_path, "IMX95_VERDIN_COMMUNITY")
-    fragment = tmp_path / "small-pool.dtsi"
-    fragment.write_text(
-        (
-            ROOT
-            / "meta-npu/dynamic-layers/freescale-layer/recipes-kernel/linux/linux-imx/imx95-neutron-pool.dtsi"
-        )
-        .read_text()
-        .replace("size = <0x0 0x08000000>;", "size = <0x0 0x04000000>;")
+    fragment = edited_fragment(
+        tmp_path, FRAGMENT_IMX95, "size = <0x0 0x08000000>;", "size = <0x0 0x04000000>;"
     )
     proc = kernel_check(
         "--tree", tree, "--entry", "kas/imx95-verdin-community.yml", "--skip-config", "--fragment", fragment
@@ -137,8 +144,7 @@ def test_the_old_fragment_label_stops_with_kernel_checks_sentence(tmp_path: Path
     """The fragment as it was before issue 25 (&system_sram2, mainline's label) against the BSP
     6.1 tree (syssram): one sentence naming the fragment, the label and the fix."""
     tree = subset_tree(tmp_path, "RK3588_EVB")
-    old = tmp_path / "rknpu-sram-rk3588.dtsi"
-    old.write_text((ROOT / FRAGMENT_RK3588).read_text().replace("&syssram {", "&system_sram2 {"))
+    old = edited_fragment(tmp_path, FRAGMENT_RK3588, "&syssram {", "&system_sram2 {")
     proc = kernel_check("--tree", tree, "--entry", "kas/rk3588-evb.yml", "--skip-config", "--fragment", old)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
@@ -152,15 +158,7 @@ def test_a_missing_neutron_label_is_named_with_nxps_label(tmp_path: Path) -> Non
     """Seen on NXP's real tree (nxp-imx/linux-imx imx95.dtsi 97bf30a8): a fragment whose label the
     tree lacks got the Rockchip hint. The i.MX95 sentence names NXP's label."""
     tree = subset_tree(tmp_path, "IMX95_VERDIN_COMMUNITY")
-    bad = tmp_path / "imx95-neutron-pool.dtsi"
-    bad.write_text(
-        (
-            ROOT
-            / "meta-npu/dynamic-layers/freescale-layer/recipes-kernel/linux/linux-imx/imx95-neutron-pool.dtsi"
-        )
-        .read_text()
-        .replace("&neutron {", "&npu {")
-    )
+    bad = edited_fragment(tmp_path, FRAGMENT_IMX95, "&neutron {", "&npu {")
     proc = kernel_check(
         "--tree", tree, "--entry", "kas/imx95-verdin-community.yml", "--skip-config", "--fragment", bad
     )
