@@ -22,7 +22,7 @@ import numpy as np
 
 from npu_accept import compare, families
 from npu_accept.diagnose import catalogue, kernel_faults
-from npu_accept.diagnose.lines import Line, clean
+from npu_accept.diagnose.lines import SEVERE_KERNEL, Line, clean
 from npu_accept.diagnose.sources import Document, Evidence, quote
 from npu_accept.logparse import parse_label_image
 from npu_accept.profile import Profile
@@ -316,11 +316,6 @@ def diagnose(ctx: Context) -> list[Finding]:
 
 # Kernel lines count as errors of the NPU stack only when they name a part of it: a board's boot
 # log holds many "failed" lines of other drivers (regulators, PHYs, USB) that say nothing of the NPU.
-# Kernel events that are faults whatever their subsystem: a board that prints them is not healthy.
-SEVERE_KERNEL = re.compile(
-    r"BUG:|Oops|Kernel panic|Unable to handle kernel|invoked oom-killer|Out of memory: Kill|soft lockup|"
-    r"hard LOCKUP|self-detected stall|Disabling IRQ #\d+|nobody cared"
-)
 # Each family's own wording comes from its package (`KERNEL_SUBJECT`, npu_accept.families);
 # galcore is the VeriSilicon NPU driver of RKNPU1 and the VX stack.
 NPU_SUBJECT = re.compile(

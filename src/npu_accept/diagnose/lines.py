@@ -55,13 +55,19 @@ SYSLOG_LEVELS = {"emerg": "F", "alert": "F", "crit": "F", "err": "E", "warn": "W
 SYSLOG_PRIORITIES = {"0": "F", "1": "F", "2": "F", "3": "E", "4": "W", "5": "I", "6": "I", "7": "D"}
 
 # Words that make a line an error whatever its wrapping (the "unexplained" test of npu-diagnose).
+# Kernel events that are faults whatever their subsystem: a board that prints them is not healthy
+# (npu-diagnose counts them even where a kernel line names no part of the NPU stack).
+SEVERE_KERNEL_WORDS = (
+    r"BUG:|Oops|Kernel panic|Unable to handle kernel|invoked oom-killer|Out of memory: Kill|soft lockup|"
+    r"hard LOCKUP|self-detected stall|Disabling IRQ #\d+|nobody cared"
+)
+SEVERE_KERNEL = re.compile(SEVERE_KERNEL_WORDS)
 ERROR_WORDS = re.compile(
-    r"\b(?:ERROR|Error|error|FAILED|FAIL|Failed|failed|fail|Fail|fault|Fault|FATAL|Fatal|fatal|Oops|"
+    r"\b(?:ERROR|Error|error|FAILED|FAIL|Failed|failed|fail|Fail|fault|Fault|FATAL|Fatal|fatal|"
     r"Assertion|assertion|assert|panic|Aborted|abort|Segmentation|core dumped|Traceback|Exception|"
     r"not supported|unsupported|Unsupported|Invalid|invalid|cannot|Cannot|can't|timeout|Timeout|"
     r"exit code [1-9]|exit status [1-9]|returned? -?[1-9]\d*\b|ret\s*=\s*-[1-9]|errno|UNREACHABLE|"
-    r"CANNOT LINK|BUG:|Disabling IRQ #\d+|nobody cared|oom-killer|Out of memory|soft lockup|"
-    r"hard LOCKUP|self-detected stall|Unable to handle kernel|Call trace:|\bhang\b|version magic)"
+    r"CANNOT LINK|oom-killer|Out of memory|Call trace:|\bhang\b|version magic|" + SEVERE_KERNEL_WORDS + ")"
 )
 # Lines that only look like errors: a count of zero failures, an option's name, the word "error"
 # in a file or function name.
