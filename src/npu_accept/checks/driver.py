@@ -119,14 +119,14 @@ def check_driver(facts: BoardFacts, profile: Profile) -> CheckResult:
                 version=version,
                 manifest_version=built,
             )
-    return _loaded(name, version, source, devices, spec.firmware, spec.match_manifest)
+    said = ", as in the build manifest" if spec.match_manifest else ""
+    return _loaded(name, version, source, devices, spec.firmware, said)
 
 
 def _loaded(
-    name: str, version: object, source: str, devices: set[str], firmware: str | None, manifest: bool | str
+    name: str, version: object, source: str, devices: set[str], firmware: str | None, said: str
 ) -> CheckResult:
-    """The pass sentence; `manifest` is True, False, or what the manifest comparison said."""
-    said = manifest if isinstance(manifest, str) else (", as in the build manifest" if manifest else "")
+    """The pass sentence; `said` is what the manifest comparison adds to it ("" without one)."""
     return passed(
         CHECK,
         f"{name} driver {version} (from {source}) is loaded"
