@@ -30,20 +30,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
 from npu_accept import daemon_restart, npyio
 from npu_accept.artifacts import keep
+from npu_accept.boardlink import BoardLink, Limits, run_bounded
 from npu_accept.boardlock import board_lock
 from npu_accept.checks import roster
 from npu_accept.checks.registry import collectors
 from npu_accept.collectors import governors
 from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
+from npu_accept.inputs import make_inputs
 from npu_accept.memo import shared
 from npu_accept.paths import target_tools
-from npu_accept.profile import FileInput, ModelSpec, Profile, RandomInput
+from npu_accept.profile import ModelSpec, Profile
 from npu_accept.trace import FILE_NAME as TRACE_FILE
 from npu_accept.trace import Trace, TracedLink
 from npu_accept.transport import (
@@ -62,16 +64,6 @@ RECOVERY_SH = f"{{ {governors.recovery_sh()}; {daemon_restart.recovery_sh()}; }}
 RUN_TIMEOUT_S = 600.0
 _TOOLS_MISSING = "npu-accept-tools-missing"
 _UPLOAD_SHORT = "the upload of the tools ended short"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What the suite keeps of one board (docs/limits.md states the host memory they bound)."""
-
-    report_bytes: int = 1 << 20  # stdout of npu-info / npu-run: one JSON report
-    log_bytes: int = 1 << 20  # stderr of each tool run
-    flood_bytes: int = 64 << 20  # a command printing more than this is killed
-    outputs_bytes: int = 128 << 20  # all output tensors of one board, fetched in one stream
 
 
 @dataclass(frozen=True)
@@ -135,46 +127,6 @@ def _golden_of(path: Path, mtime_ns: int, size: int) -> np.ndarray:
 def board_dir_name(target: str) -> str:
     """A file-system-safe name for one target's artifacts."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", target)
-
-
-def make_inputs(spec: ModelSpec) -> list[np.ndarray]:
-    """The input tensors of a model: seeded random data or the profile's .npy files."""
-    arrays = []
-    for item in spec.inputs:
-        if isinstance(item, FileInput):
-            arrays.append(npyio.load(item.path))
-        else:
-            arrays.append(_random(item))
-    return arrays
-
-
-def _random(item: RandomInput) -> np.ndarray:
-    rng = np.random.default_rng(item.seed)
-    dtype = np.dtype(item.dtype)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        low, high = max(int(item.low), info.min), min(int(item.high), info.max)
-        return rng.integers(low, high, size=item.shape, endpoint=True, dtype=dtype)
-    return rng.uniform(item.low, item.high, size=item.shape).astype(dtype)
-
-
-@runtime_checkable
-class BoardLink(Protocol):
-    """What collection needs from a connection to a board: `npu_accept.transport.Connection`, or an
-    adapter (npu_accept.lab.oeqa_bridge over oeqa's target) with the same methods. The output
-    bounds and flood limits are the link's own (run takes `max_output` and `flood_limit`, and
-    `run_in_temp_dir` makes the examination's temp dir and runs a script in it); collection never
-    asks which class it is."""
-
-    def run(
-        self, cmd: str, timeout: float, input: bytes | None = None, *, max_output: int, flood_limit: int
-    ) -> Any: ...
-    def run_in_temp_dir(
-        self, script: str, timeout: float, input: bytes | None = None, *, max_output: int, flood_limit: int
-    ) -> tuple[str, Any]: ...
-    def put(self, local: Path, remote: str) -> None: ...
-    def get(self, remote: str, local: Path) -> None: ...
-    def make_temp_dir(self) -> str: ...
 
 
 def collect_board(
@@ -296,17 +248,6 @@ def _sentence(exc: BaseException) -> str:
     )
 
 
-def _run(link: BoardLink, command: str, timeout: float, limits: Limits, input: bytes | None = None) -> Any:
-    """A command with the suite's output bounds."""
-    return link.run(
-        command,
-        timeout=timeout,
-        input=input,
-        max_output=max(limits.report_bytes, limits.log_bytes),
-        flood_limit=limits.flood_bytes,
-    )
-
-
 def upload_tools(link: BoardLink, remote: str) -> None:
     """The on-target tools into ``remote`` on the board, as one archive (one round trip)."""
     result = link.run(
@@ -351,7 +292,7 @@ def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Op
         remote, result = _in_new_temp_dir(link, script, options.limits)
         if result.exit_code == 97 and _TOOLS_MISSING.encode() in result.stderr:
             install = f"NPU_ACCEPT_TMP={shlex.quote(remote)}; {_install_sh(tools, archive)} && "
-            result = _run(
+            result = run_bounded(
                 link,
                 install + f'ln -sf {links} "$NPU_ACCEPT_TMP"/ && {info}',
                 INFO_TIMEOUT_S,
@@ -512,7 +453,7 @@ class _ToolRun:
         self.local_out.mkdir(parents=True, exist_ok=True)
         what = f"npu-run --backend {self.backend} on {self.model}"
         try:
-            result = _run(link, prepare + self.command(remote, profile), RUN_TIMEOUT_S, limits, data)
+            result = run_bounded(link, prepare + self.command(remote, profile), RUN_TIMEOUT_S, limits, data)
         except OutputFlood as exc:
             return self._failed(f"{str(exc).rstrip('.')} ({what})")
         except CommandTimeout:

@@ -12,13 +12,16 @@ from typing import Any
 
 import numpy as np
 
+from npu_accept.boardlink import run_bounded
+from npu_accept.inputs import make_inputs
+
+__all__ = ["TIMEOUT_S", "run_bounded", "upload_inputs"]
+
 TIMEOUT_S = 30.0
 
 
 def upload_inputs(connection: Any, remote_dir: str, where: str, spec: Any) -> list[str]:
     """The board paths of SPEC's inputs, written to REMOTE_DIR/WHERE (made if missing)."""
-    from npu_accept.collect import make_inputs  # collect imports the registry, which imports this
-
     remote = f"{remote_dir}/{where}"
     result = connection.run(f"mkdir -p {shlex.quote(remote)}", timeout=TIMEOUT_S)
     if result.exit_code != 0:
@@ -31,10 +34,3 @@ def upload_inputs(connection: Any, remote_dir: str, where: str, spec: Any) -> li
             paths.append(f"{remote}/in{index}.npy")
             connection.put(local, paths[-1])
     return paths
-
-
-def run_bounded(connection: Any, command: str, timeout: float) -> Any:
-    """Run COMMAND with the suite's bounds on what it may print."""
-    from npu_accept.collect import Limits, _run  # collect imports the registry, which imports this
-
-    return _run(connection, command, timeout, Limits())
