@@ -127,6 +127,17 @@ def test_wheel_carries_every_source_and_data_file(wheel: Path) -> None:
     assert "npu_accept/sim/assets/face_detection_short_range.LICENSE" in names
 
 
+def test_wheel_carries_the_goldens_the_checkout_links_to(wheel: Path) -> None:
+    # In the checkout the RKNN profiles' goldens are links to the layer's one copy; the wheel
+    # holds their bytes.
+    links = [p for p in (REPO / "src" / "npu_accept" / "profiles" / "rknn").rglob("*.npy") if p.is_symlink()]
+    assert len(links) == 10
+    with zipfile.ZipFile(wheel) as archive:
+        for link in links:
+            name = f"npu_accept/{link.relative_to(REPO / 'src' / 'npu_accept').as_posix()}"
+            assert archive.read(name) == link.read_bytes(), name
+
+
 def _files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
 

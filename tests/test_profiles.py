@@ -277,6 +277,19 @@ def test_profile_paths_are_confined(tmp_path, given):
     assert "key 'models.mobilenet_v1_quant.golden[0]' points at" in _error(tmp_path, data)
 
 
+def test_a_link_to_a_file_outside_is_refused_as_a_path_is(tmp_path):
+    # The shipped RKNN goldens are links to the layer's one copy and load (the shipped profiles'
+    # tests); a user's own link out of the profile's directory is refused like `../`.
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere.npy"
+    elsewhere.write_bytes((PROFILES / "rknn" / "face_landmark.in0.npy").read_bytes())
+    (tmp_path / "in.npy").symlink_to(elsewhere)
+    data = _imx95()
+    data["models"][0]["inputs"] = [{"file": "in.npy"}]
+    assert "outside the profile's directory" in _error(tmp_path, data)
+    data["models"][0]["inputs"] = [{"file": str(PROFILES / "rknn" / "face_landmark.in0.npy")}]
+    assert load_profile(str(_write(tmp_path, data)), PROFILES).models[0].inputs[0].path.is_file()
+
+
 def test_npy_headers_are_checked_at_load(tmp_path):
     (tmp_path / "x.npy").write_text("not an array")
     data = _imx95()

@@ -66,7 +66,21 @@ def entries() -> list[tuple[str, str, dict]]:
 def test_every_committed_file_has_the_manifests_sha256() -> None:
     module = script_module()
     assert module.verify_committed(MANIFEST_DATA) == []
-    assert len(module.committed_files(MANIFEST_DATA)) == 2 * 2 + 2 * 2 * (1 + 2 * 2)
+    # One copy each, in the layer: 2 inputs, per model and SoC a .rknn file and 2 goldens.
+    assert len(module.committed_files(MANIFEST_DATA)) == 2 + 2 * 2 * (1 + 2)
+
+
+def test_the_profiles_goldens_are_links_to_the_layers_one_copy(tmp_path: Path) -> None:
+    module = script_module()
+    links = module.profile_links(MANIFEST_DATA)
+    assert len(links) == 2 + 2 * 2 * 2
+    assert all(link.is_symlink() and link.resolve() == target.resolve() for link, target in links)
+    # Its twin: a copy in place of a link is a second copy, and the check names it.
+    module.PROFILE_DATA = tmp_path
+    copy = tmp_path / "face_landmark.in0.npy"
+    copy.write_bytes((LAYER_FILES / "face_landmark.in0.npy").read_bytes())
+    problems = module.verify_committed(MANIFEST_DATA)
+    assert f"{copy} is not a link to {module._shown(LAYER_FILES / copy.name)}" in problems
 
 
 @pytest.mark.parametrize(("name", "soc", "facts"), entries(), ids=lambda v: v if isinstance(v, str) else "")
@@ -120,7 +134,7 @@ def test_recipe_installs_where_the_profiles_look() -> None:
             facts = MANIFEST_DATA["models"][spec.name]["socs"][soc]
             assert spec.path == f"/usr/share/npu-models/rknn/{facts['rknn']}" and spec.backend == "rknn"
             assert spec.reference == f"/usr/share/npu-models/{spec.name}.tflite"
-            assert [g.relative_to(PROFILE_DATA).as_posix() for g in spec.golden] == [
+            assert [g.relative_to(LAYER_FILES).as_posix() for g in spec.golden] == [
                 t["golden"] for t in facts["outputs"]
             ]
 

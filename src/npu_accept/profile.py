@@ -11,6 +11,7 @@ and exit without a traceback.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import stat
 from collections.abc import Iterator, Mapping, Sequence
@@ -566,12 +567,21 @@ def _model(index: int, entry: dict[str, Any], data: dict[str, Any], path: Path) 
     )
 
 
+@functools.cache
+def _shipped_link_targets() -> frozenset[Path]:
+    shipped = packaged_profiles_dir()
+    return frozenset(p.resolve() for p in shipped.rglob("*.npy") if p.is_symlink())
+
+
 def _data_file(path: Path, key: str, given: str) -> Path:
     """A host .npy file a profile names: inside the profile's directory or the shipped profiles'
-    (a profile never reads other host files), existing, with a header npu-compare accepts."""
+    (a profile never reads other host files), existing, with a header npu-compare accepts.
+
+    In a checkout the shipped RKNN inputs and goldens are links to the one copy in the layer's
+    recipe files: what those links point at counts as shipped."""
     file = (path.parent / given).resolve()
     roots = (path.parent.resolve(), packaged_profiles_dir().resolve())
-    if not any(file.is_relative_to(root) for root in roots):
+    if file not in _shipped_link_targets() and not any(file.is_relative_to(root) for root in roots):
         raise ProfileError(
             f"Board profile {path}: key '{key}' points at {file}, outside the profile's directory "
             f"{roots[0]}; put the .npy file beside the profile and name it relative to it."
