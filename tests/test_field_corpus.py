@@ -38,11 +38,12 @@ def test_every_case_cites_a_public_thread() -> None:
 # The goals are 90 % of the dev cases and 80 % of the held-out ones. The dev goal holds.
 # Each collecting round was held out and scored blind before any signature was learnt from it,
 # then learnt from: round 1 (stop 29) 5 of 14 blind; round 2 (2026-12-03) 3 of 16 blind; round 3
-# (2026-12-03, the held-out set now) 6 of 20 blind, then 19 of 19 after the mechanism fixes and
-# signatures that scoring showed (one case dropped by the corpus's rule, README). The blind goal is
+# (2026-12-03) 6 of 20 blind, then 19 of 19 after the mechanism fixes and signatures that scoring
+# showed (one case dropped by the corpus's rule, README); round 4 (2026-12-04) 1 of 2 blind (117
+# threads read, 2 kept), then 2 of 2. Rounds 3 and 4 are the held-out set now. The blind goal is
 # not met (docs/npu-diagnose.md); this test holds the learnt score so that no change loses a
 # held-out hit. A next round gives the next blind score.
-HELD_OUT_HITS = 19
+HELD_OUT_HITS = 21
 
 
 def test_first_finding_names_the_established_cause_in_the_dev_cases() -> None:
