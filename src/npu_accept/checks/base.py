@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_accept.checks.roster import ROSTER
+
+if TYPE_CHECKING:
+    from npu_accept.facts import BoardFacts
+    from npu_accept.profile import Profile
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
@@ -41,6 +45,18 @@ def failed(check: str, message: str, cause: str, **details: Any) -> CheckResult:
 
 def skipped(check: str, message: str, **details: Any) -> CheckResult:
     return CheckResult(check, SKIP, message, None, details)
+
+
+def memory_expected(facts: BoardFacts, profile: Profile, key: str, nothing: str) -> int | CheckResult:
+    """Check 6's opening, the same for every family: the profile's memory.KEY, or the result that
+    ends the check there: skipped where the profile says `memory: null` (NOTHING names what there
+    is then not to check), failed where npu-info did not run on the board."""
+    value = getattr(profile.memory, key, None) if profile.memory else None
+    if value is None:
+        return skipped("memory", f"Profile {profile.name} says memory: null (no {nothing} to check).")
+    if facts.info is None:
+        return failed("memory", f"npu-info could not run on the board: {facts.info_error}", "tools")
+    return int(value)
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:

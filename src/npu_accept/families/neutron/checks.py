@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from npu_accept.checks.base import CheckResult, failed, passed, skipped
+from npu_accept.checks.base import CheckResult, failed, memory_expected, passed, skipped
 from npu_accept.diagnose import pairings
 from npu_accept.facts import BoardFacts
 from npu_accept.families.neutron import pairing
@@ -22,11 +22,9 @@ MEMORY = "memory"
 
 
 def check_neutron_pool(facts: BoardFacts, profile: Profile) -> CheckResult:
-    minimum = int((profile.memory.get("pool_min_bytes") if profile.memory else None) or 0)
-    if not profile.memory:
-        return skipped(MEMORY, f"Profile {profile.name} says memory: null (no Neutron pool to check).")
-    if facts.info is None:
-        return failed(MEMORY, f"npu-info could not run on the board: {facts.info_error}", "tools")
+    minimum = memory_expected(facts, profile, "pool_min_bytes", "Neutron pool")
+    if isinstance(minimum, CheckResult):
+        return minimum
     pools = [p for p in (facts.info_section("memory").get("pools") or []) if isinstance(p, dict)]
     neutron = [p for p in pools if "neutron" in str(p.get("name", "")).lower()]
     if not neutron:

@@ -10,7 +10,7 @@ need; a smaller or missing carveout fails, naming the fix.
 
 from __future__ import annotations
 
-from npu_accept.checks.base import CheckResult, failed, passed, skipped
+from npu_accept.checks.base import CheckResult, failed, memory_expected, passed
 from npu_accept.facts import BoardFacts
 from npu_accept.profile import Profile
 
@@ -19,11 +19,9 @@ MIB = 1 << 20
 
 
 def check_cvitek_ion(facts: BoardFacts, profile: Profile) -> CheckResult:
-    expected = profile.memory.get("ion_min_bytes") if profile.memory else None
-    if expected is None:
-        return skipped(CHECK, f"Profile {profile.name} says memory: null (no ION carveout to check).")
-    if facts.info is None:
-        return failed(CHECK, f"npu-info could not run on the board: {facts.info_error}", "tools")
+    expected = memory_expected(facts, profile, "ion_min_bytes", "ION carveout")
+    if isinstance(expected, CheckResult):
+        return expected
     ion = facts.info_section("memory").get("ion")
     if not isinstance(ion, dict) or not ion.get("size"):
         return failed(

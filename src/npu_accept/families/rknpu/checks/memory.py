@@ -9,7 +9,7 @@ RKNN_FLAG_ENABLE_SRAM leaves unused (collectors.rknn_modes).
 
 from __future__ import annotations
 
-from npu_accept.checks.base import CheckResult, failed, passed, skipped
+from npu_accept.checks.base import CheckResult, failed, memory_expected, passed
 from npu_accept.collectors.rknn_modes import FACT_KEY as MODES_KEY
 from npu_accept.collectors.rknn_modes import collect_rknn_modes
 from npu_accept.facts import BoardFacts
@@ -19,11 +19,9 @@ CHECK = "memory"
 
 
 def check_rknpu_sram(facts: BoardFacts, profile: Profile) -> CheckResult:
-    expected = profile.memory.get("sram_bytes") if profile.memory else None
-    if expected is None:
-        return skipped(CHECK, f"Profile {profile.name} says memory: null (no NPU SRAM to check).")
-    if facts.info is None:
-        return failed(CHECK, f"npu-info could not run on the board: {facts.info_error}", "tools")
+    expected = memory_expected(facts, profile, "sram_bytes", "NPU SRAM")
+    if isinstance(expected, CheckResult):
+        return expected
     sram = facts.info_section("memory").get("sram") or {}
     if not isinstance(sram, dict) or not sram.get("present"):
         return failed(
