@@ -13,6 +13,8 @@ recorded upstream values. Without the variable they are skipped, saying so.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import json
 import os
 import shutil
@@ -138,6 +140,25 @@ def test_mainline_label_in_a_bsp_tree_is_named(tmp_path: Path) -> None:
         "Rockchip's BSP 6.1 rk3588s.dtsi, system_sram2 in mainline)."
     ]
     assert "Traceback" not in proc.stderr
+
+
+def test_a_board_tree_broken_without_the_fragment_is_not_blamed_on_it(tmp_path: Path) -> None:
+    """Seen in a board vendor's RK3576 BSP import (wuzbgit/rk3576-bsp 6d375c00): its rk3576-evb1
+    tree refers to labels it cut (&es8388); kernel-check said the fragment did not compile."""
+    tree = subset_tree(tmp_path, "RK3576_EVB")
+    dts = next(tree.rglob("rk3576-evb1-v10-linux.dts"))
+    dts.write_text(dts.read_text() + '\n&es8388 {\n\tstatus = "okay";\n};\n')
+    proc = kernel_check("--tree", tree, "--entry", "kas/rk3576-evb.yml", "--skip-config")
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert lines[0].startswith(
+        f"rockchip/rk3576-evb1-v10-linux.dtb does not compile in {tree} even without rknpu-sram-rk3576.dtsi ("
+    )
+    assert "es8388" in lines[0] and lines[0].endswith(
+        "the board tree itself is broken, not the fragment; "
+        "give the kernel tree the board really builds, or fix its device tree."
+    )
 
 
 def test_the_old_fragment_label_stops_with_kernel_checks_sentence(tmp_path: Path) -> None:
@@ -267,8 +288,48 @@ def test_real_tree(entry: str, tmp_path: Path) -> None:
     print(proc.stdout + proc.stderr)
     assert proc.returncode == 0, proc.stderr
     if record:
-        dtb = next(tmp_path.rglob(Path(board).name + ".dtb"))
-        assert record_mismatches(dtb, json.loads((RECORDS / f"{record}.json").read_text())) == []
+        problems = recorded_files_mismatches(
+            Path(tree), json.loads((RECORDS / f"{record}.json").read_text()), tmp_path
+        )
+        assert problems == [], "\n".join(problems)
+
+
+def recorded_files_mismatches(tree: Path, record: dict, work: Path) -> list[str]:
+    """The record held against the upstream files it was read from, each compiled alone from TREE
+    with the kernel's cpp and dtc flags (a .dtsi under a `/dts-v1/;` of its own): the values are
+    the SoC file's, before a board file enables a node or meta-npu's fragment edits it."""
+    kernel = _kernel_check_module()
+    problems: list[str] = []
+    for name, source in record["files"].items():
+        upstream = tree / source["path"]
+        if not upstream.is_file():
+            problems.append(f"{record['name']}: {source['path']} is recorded but not in {tree}.")
+            continue
+        dts = upstream
+        if upstream.suffix == ".dtsi":
+            dts = upstream.with_name(f"{upstream.stem}-alone.dts")
+            dts.write_text(f'/dts-v1/;\n#include "{upstream.name}"\n')
+        out = work / f"{upstream.stem}-recorded.dtb"
+        try:
+            error = kernel.cpp_dtc(tree, dts, out, "arm64")
+        finally:
+            if dts != upstream:
+                dts.unlink()
+        if error:
+            problems.append(f"{record['name']}: {source['path']} does not compile alone: {error}")
+            continue
+        mine = {**record, "nodes": [n for n in record["nodes"] if n["file"] == name]}
+        problems += record_mismatches(out, mine)
+    return problems
+
+
+def _kernel_check_module():  # noqa: ANN202 - the script as a module, for its cpp_dtc
+    loader = importlib.machinery.SourceFileLoader("kernel_check_script", str(KERNEL_CHECK))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[loader.name] = module  # its dataclasses look their module up there
+    loader.exec_module(module)
+    return module
 
 
 def test_real_tree_tests_skip_with_the_variable_named() -> None:
