@@ -373,6 +373,22 @@ def test_the_builds_config_mode_names_a_dropped_option(tmp_path: Path) -> None:
     ]
 
 
+def test_a_config_problem_is_kept_when_the_device_tree_step_is_bad_input(tmp_path: Path) -> None:
+    """Both causes at once: the dropped option, then the missing board tree (exit 2)."""
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    next(tree.rglob("rk3588-evb1-lp4-v10-linux.dts")).unlink()
+    cfg = ROOT / "meta-npu/dynamic-layers/rockchip/recipes-kernel/linux/files/rknpu.cfg"
+    config = tmp_path / ".config"
+    config.write_text(
+        cfg.read_text().replace("CONFIG_ROCKCHIP_RKNPU_SRAM=y", "# CONFIG_ROCKCHIP_RKNPU_SRAM is not set")
+    )
+    proc = kernel_check("--tree", tree, "--machine", "rockchip-rk3588-evb", "--config", config)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2 and "CONFIG_ROCKCHIP_RKNPU_SRAM=y" in lines[0]
+    assert lines[1].startswith(f"{tree} has no arch/arm64/boot/dts/rockchip/rk3588-evb1-lp4-v10-linux.dts")
+
+
 def test_an_unknown_machine_is_bad_input(tmp_path: Path) -> None:
     proc = kernel_check("--tree", tmp_path, "--machine", "qemuarm64", "--skip-config")
     assert proc.returncode == 2
