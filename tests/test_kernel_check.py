@@ -161,6 +161,19 @@ def test_a_board_tree_broken_without_the_fragment_is_not_blamed_on_it(tmp_path: 
     )
 
 
+def test_in_place_a_broken_fragment_is_still_the_fragments_fault(tmp_path: Path) -> None:
+    """With --in-place (BitBake's ${S}) the tree holds the fragment once applied: kernel-check must
+    not compile that as the "untouched" board tree and blame the tree."""
+    tree = subset_tree(tmp_path, "RK3588_EVB")
+    old = edited_fragment(tmp_path, FRAGMENT_RK3588, "&syssram {", "&system_sram2 {")
+    proc = kernel_check(
+        "--tree", tree, "--entry", "kas/rk3588-evb.yml", "--skip-config", "--fragment", old, "--in-place"
+    )
+    assert proc.returncode == 1
+    assert "even without" not in proc.stderr
+    assert proc.stderr.startswith("rknpu-sram-rk3588.dtsi refers to label system_sram2")
+
+
 def test_the_old_fragment_label_stops_with_kernel_checks_sentence(tmp_path: Path) -> None:
     """The fragment as it was before issue 25 (&system_sram2, mainline's label) against the BSP
     6.1 tree (syssram): one sentence naming the fragment, the label and the fix."""
