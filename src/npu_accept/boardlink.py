@@ -22,6 +22,14 @@ class Limits:
     flood_bytes: int = 64 << 20  # a command printing more than this is killed
     outputs_bytes: int = 128 << 20  # all output tensors of one board, fetched in one stream
 
+    def command_bounds(self) -> dict[str, int]:
+        """A command's bounds, as BoardLink.run and run_in_temp_dir take them."""
+        return {"max_output": max(self.report_bytes, self.log_bytes), "flood_limit": self.flood_bytes}
+
+    def fetch_bounds(self) -> dict[str, int]:
+        """The bounds of a tar stream of output files (outputs_bytes, then the flood margin)."""
+        return {"max_output": self.outputs_bytes, "flood_limit": self.outputs_bytes + self.flood_bytes}
+
 
 @runtime_checkable
 class BoardLink(Protocol):
@@ -46,11 +54,4 @@ def run_bounded(
     link: BoardLink, command: str, timeout: float, limits: Limits | None = None, input: bytes | None = None
 ) -> Any:
     """COMMAND on the board with the suite's bounds on what it may print (a flood is cut, not buffered)."""
-    limits = limits or Limits()
-    return link.run(
-        command,
-        timeout=timeout,
-        input=input,
-        max_output=max(limits.report_bytes, limits.log_bytes),
-        flood_limit=limits.flood_bytes,
-    )
+    return link.run(command, timeout=timeout, input=input, **(limits or Limits()).command_bounds())

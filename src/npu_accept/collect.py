@@ -270,13 +270,7 @@ def _in_new_temp_dir(
 ) -> tuple[str, Any]:
     """The board's temp dir for this examination, made by the same command that runs ``script``
     (one round trip over SSH; the script finds it in $NPU_ACCEPT_TMP)."""
-    return link.run_in_temp_dir(
-        script,
-        timeout=INFO_TIMEOUT_S,
-        input=data,
-        max_output=max(limits.report_bytes, limits.log_bytes),
-        flood_limit=limits.flood_bytes,
-    )
+    return link.run_in_temp_dir(script, timeout=INFO_TIMEOUT_S, input=data, **limits.command_bounds())
 
 
 def _collect_info(link: BoardLink, facts: BoardFacts, out_dir: Path, options: Options) -> str:
@@ -534,12 +528,8 @@ def fetch_files(
     """
     limits = limits or Limits()
     command = f"cd {shlex.quote(remote)} && exec tar -cf - -- " + " ".join(shlex.quote(m) for m in wanted)
-    result = link.run(command, timeout=RUN_TIMEOUT_S, **_fetch_bounds(limits))
+    result = link.run(command, timeout=RUN_TIMEOUT_S, **limits.fetch_bounds())
     return _unpack(result.stdout, wanted, limits, received), _fetch_problem(result, limits)
-
-
-def _fetch_bounds(limits: Limits) -> dict[str, int]:
-    return {"max_output": limits.outputs_bytes, "flood_limit": limits.outputs_bytes + limits.flood_bytes}
 
 
 def _fetch_problem(result: Any, limits: Limits) -> str:
@@ -558,7 +548,7 @@ def run_and_fetch(
     and what went wrong if some are missing (for a sentence)."""
     limits = limits or Limits()
     command = f"{script}; cd {shlex.quote(remote)} && exec tar -cf - -- {shlex.quote(top)}"
-    result = link.run(command, timeout=timeout, **_fetch_bounds(limits))
+    result = link.run(command, timeout=timeout, **limits.fetch_bounds())
     return _tar_members(result.stdout, limits, lambda name: True), _fetch_problem(result, limits)
 
 
