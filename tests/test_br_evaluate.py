@@ -13,16 +13,14 @@ buildroot/configs/milkv-duo256m-musl-riscv64-sd_defconfig.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from loadscript import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "br-evaluate"
@@ -30,16 +28,7 @@ TREE = ROOT / "buildroot"
 BOARD = TREE / "board"
 
 
-def load() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("br_evaluate", str(SCRIPT))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[loader.name] = module
-    loader.exec_module(module)
-    return module
-
-
-br = load()
+br = load_script("br-evaluate")
 
 
 def evaluate(*args: str | Path) -> subprocess.CompletedProcess[str]:

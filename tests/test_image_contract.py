@@ -9,8 +9,6 @@ entry and what the image lacks. The facts must be fresh: their layer digest equa
 from __future__ import annotations
 
 import copy
-import importlib.machinery
-import importlib.util
 import json
 import os
 import shutil
@@ -33,6 +31,7 @@ from imagecontract import (
     profiles_dir,
     requirements,
 )
+from loadscript import load_script
 
 from npu_accept import schemaload
 
@@ -42,12 +41,7 @@ DERIVED = sorted(p.stem for p in FACTS_DIR.glob("*.json") if "derived_from" in p
 
 
 def image_facts_script() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("image_facts", str(ROOT / "scripts" / "image-facts"))
-    spec = importlib.util.spec_from_loader("image_facts", loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["image_facts"] = module  # dataclasses look their module up there
-    loader.exec_module(module)
-    return module
+    return load_script("image-facts")
 
 
 # ---------------------------------------------------------------- the facts themselves

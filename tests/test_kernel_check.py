@@ -13,8 +13,6 @@ recorded upstream values. Without the variable they are skipped, saying so.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import shutil
@@ -24,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from devicetree import RECORDS, record_mismatches
+from loadscript import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_CHECK = ROOT / "scripts" / "kernel-check"
@@ -311,7 +310,7 @@ def recorded_files_mismatches(tree: Path, record: dict, work: Path) -> list[str]
     """The record held against the upstream files it was read from, each compiled alone from TREE
     with the kernel's cpp and dtc flags (a .dtsi under a `/dts-v1/;` of its own): the values are
     the SoC file's, before a board file enables a node or meta-npu's fragment edits it."""
-    kernel = _kernel_check_module()
+    kernel = load_script("kernel-check")
     problems: list[str] = []
     for name, source in record["files"].items():
         upstream = tree / source["path"]
@@ -319,30 +318,16 @@ def recorded_files_mismatches(tree: Path, record: dict, work: Path) -> list[str]
             problems.append(f"{record['name']}: {source['path']} is recorded but not in {tree}.")
             continue
         dts = upstream
-        if upstream.suffix == ".dtsi":
-            dts = upstream.with_name(f"{upstream.stem}-alone.dts")
-            dts.write_text(f'/dts-v1/;\n#include "{upstream.name}"\n')
-        out = work / f"{upstream.stem}-recorded.dtb"
-        try:
-            error = kernel.cpp_dtc(tree, dts, out, "arm64")
-        finally:
-            if dts != upstream:
-                dts.unlink()
+        if upstream.suffix == ".dtsi":  # a wrapper of its own in WORK: the tree is only read
+            dts = work / f"{upstream.stem}-alone.dts"
+            dts.write_text(f'/dts-v1/;\n#include "{upstream}"\n')
+        error = kernel.cpp_dtc(tree, dts, out := work / f"{upstream.stem}-recorded.dtb", "arm64")
         if error:
             problems.append(f"{record['name']}: {source['path']} does not compile alone: {error}")
             continue
         mine = {**record, "nodes": [n for n in record["nodes"] if n["file"] == name]}
         problems += record_mismatches(out, mine)
     return problems
-
-
-def _kernel_check_module():  # noqa: ANN202 - the script as a module, for its cpp_dtc
-    loader = importlib.machinery.SourceFileLoader("kernel_check_script", str(KERNEL_CHECK))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[loader.name] = module  # its dataclasses look their module up there
-    loader.exec_module(module)
-    return module
 
 
 def test_real_tree_tests_skip_with_the_variable_named() -> None:

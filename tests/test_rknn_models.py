@@ -19,12 +19,12 @@ import os
 import struct
 import subprocess
 import sys
-from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
 import models
 import numpy as np
 import pytest
+from loadscript import load_script
 from npu_tools import run_tool
 from twins.boards_rockchip import build_runtime
 from twins.rknn_models import (
@@ -49,11 +49,7 @@ MODEL_NAMES = sorted(MANIFEST_DATA["models"])
 
 
 def script_module():  # noqa: ANN201 (the script as a module)
-    loader = SourceFileLoader("make_rknn_models", str(SCRIPT))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
-    sys.modules[loader.name] = module  # dataclasses look their module up there
-    loader.exec_module(module)
-    return module
+    return load_script("make-rknn-models")
 
 
 def entries() -> list[tuple[str, str, dict]]:
