@@ -17,6 +17,7 @@ import pytest
 from twins.boards_hostile import MODES, hostile_spec
 from twins.boards_run import SuiteRun, run_suite
 
+from npu_accept.checks import CHECK_ORDER
 from npu_accept.sim.harness import Twin, fleet_access
 from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile
 from npu_accept.transport import Connection
@@ -205,3 +206,14 @@ def test_timings_json_has_connect_and_close(alone: SuiteRun, twins) -> None:
     timings = json.loads((board / "timings.json").read_text())
     assert list(timings)[0] == "connect" and list(timings)[-1] == "close", timings
     assert {"npu-info", "outputs"} <= set(timings) and all(v >= 0 for v in timings.values())
+
+
+def test_each_boards_junit_times_add_up_to_its_own_examination(fleet: SuiteRun, twins) -> None:
+    """In a fleet the boards are examined at once: each test's JUnit time is its check's work on
+    its own board, so one board's tests add up to that board's examination (timings.json)."""
+    for name, twin in twins.items():
+        board = fleet.artifacts / twin.target.replace("@", "_").replace(":", "_")
+        examined = sum(json.loads((board / "timings.json").read_text()).values())
+        times = [c.seconds for c in fleet.cases if c.target == twin.target]
+        assert len(times) == len(CHECK_ORDER), name
+        assert sum(times) == pytest.approx(examined, rel=0.1, abs=0.05), (name, times, examined)

@@ -15,6 +15,7 @@ import pytest
 from twins.boards_run import run_on_twin
 
 from npu_accept.checks import CHECK_ORDER, CHECK_TITLES, roster, summary
+from npu_accept.facts import Work
 from npu_accept.sim.imx95 import HEALTHY, imx95_assets, imx95_spec, imx95_twin_profile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +51,31 @@ def test_docs_design_lists_the_roster() -> None:
     assert [(int(n), ident, title) for n, ident, title in rows] == [
         (c.number, c.id, c.heading) for c in roster.ROSTER
     ]
+
+
+def test_a_stretch_of_the_examination_is_shared_by_the_selected_checks_that_need_it() -> None:
+    work = [
+        Work(1.0),  # connecting, npu-info: every check's
+        Work(7.0, roster.serving(roster.MODELS)),  # the 7 checks that need the models run
+        Work(2.0, roster.serving(roster.TIMED_RUNS)),
+        Work(0.5, frozenset({"kernel_log"})),
+    ]
+    full = roster.check_seconds(work, {"outputs": 0.25})
+    assert list(full) == list(CHECK_ORDER) and sum(full.values()) == pytest.approx(10.75)
+    assert full["driver"] == pytest.approx(0.1)  # its share of connecting and npu-info, no model
+    assert full["performance"] == pytest.approx(0.1 + 1.0 + 2.0)  # the timed loop is its own
+    assert full["outputs"] == pytest.approx(0.1 + 1.0 + 0.25)  # and the comparison it judged
+    assert full["kernel_log"] == pytest.approx(0.1 + 0.5)
+    # a selected check carries what served no other selected one: the times still add up
+    assert roster.check_seconds(work, {}, ["driver", "kernel_log"]) == {
+        "driver": pytest.approx(5.0),
+        "kernel_log": pytest.approx(5.5),
+    }
+
+
+def _examined_seconds(artifacts: Path) -> float:
+    (timings,) = artifacts.glob("*/timings.json")
+    return sum(json.loads(timings.read_text()).values())
 
 
 def _npu_runs(artifacts: Path) -> list[str]:
@@ -104,3 +130,16 @@ def test_k_driver_runs_no_model_and_a_full_run_runs_them_in_number_order(healthy
         f"suite CPU {full.cpu_seconds:.2f} s"
     )
     assert driver_board < full_board / 2
+    # Each JUnit time is that check's own work: the board's examination (timings.json) shared
+    # out by what each check needs, plus its judging, so the times add up to the examination
+    # (pytest's own times put it all in the first test's setup), and the timed loop is check 7's.
+    examined = _examined_seconds(full.artifacts)
+    times = {c.check: c.seconds for c in full.cases}
+    print(f"JUnit times of the full run (examined {examined:.2f} s): {times}")
+    assert sum(times.values()) == pytest.approx(examined, rel=0.1, abs=0.05)
+    assert times["driver"] < examined / 5
+    # the timed loop is check 7's, the determinism re-runs check 9's: each more than check 3's
+    # share of the one run of the models
+    assert min(times["performance"], times["determinism"]) > times["runtime"] > times["driver"], times
+    # -k driver: the one selected check carries its whole (short) run
+    assert driver.cases[0].seconds == pytest.approx(_examined_seconds(driver.artifacts), rel=0.1, abs=0.05)

@@ -25,6 +25,7 @@ import json
 import posixpath
 import re
 import shlex
+import statistics
 import tarfile
 import time
 from collections.abc import Callable
@@ -41,7 +42,7 @@ from npu_accept.boardlock import board_lock
 from npu_accept.checks import roster
 from npu_accept.checks.registry import collectors
 from npu_accept.collectors import governors
-from npu_accept.facts import BoardFacts, ModelFacts, RunFacts
+from npu_accept.facts import BoardFacts, ModelFacts, RunFacts, Work
 from npu_accept.inputs import make_inputs
 from npu_accept.memo import shared
 from npu_accept.paths import target_tools
@@ -148,7 +149,9 @@ def collect_board(
             connect_timeout=access.connect_timeout,
         )
     except TransportError as exc:
-        return BoardFacts(target=target, baseline=baseline, collect_error=str(exc), unreachable=True)
+        facts = BoardFacts(target=target, baseline=baseline, collect_error=str(exc), unreachable=True)
+        facts.work.append(Work(time.monotonic() - started))
+        return facts
     connected = time.monotonic()
     try:
         facts = collect_over(connection, target, profile, artifacts, baseline, options, write_timings=False)
@@ -162,6 +165,7 @@ def collect_board(
         **facts.timings,
         "close": time.monotonic() - connected - sum(facts.timings.values()),
     }
+    facts.work += [Work(facts.timings["connect"]), Work(facts.timings["close"])]
     facts.collect_seconds = time.monotonic() - started
     _write_timings(facts, artifacts / board_dir_name(target))
     return facts
@@ -203,10 +207,17 @@ def collect_over(
 def _examine(link: BoardLink, profile: Profile, options: Options, facts: BoardFacts, out_dir: Path) -> None:
     clock = time.monotonic()
 
-    def lap(phase: str) -> None:
+    def lap(phase: str, serves: frozenset[str] | None = None, timed: float = 0.0) -> None:
+        """The time since the last lap is `phase`'s (timings.json) and served `serves`; `timed`
+        seconds of it were the timed loop, which only the performance check needs."""
         nonlocal clock
         now = time.monotonic()
-        facts.timings[phase] = facts.timings.get(phase, 0.0) + now - clock
+        seconds = now - clock
+        facts.timings[phase] = facts.timings.get(phase, 0.0) + seconds
+        timed = min(timed, seconds)
+        facts.work.append(Work(seconds - timed, serves))
+        if timed:
+            facts.work.append(Work(timed, roster.serving(roster.TIMED_RUNS)))
         clock = now
 
     needs = roster.needs_of(options.checks)
@@ -218,14 +229,35 @@ def _examine(link: BoardLink, profile: Profile, options: Options, facts: BoardFa
             model, model_runs = _collect_model(link, remote, index, spec, profile, out_dir, options)
             facts.models.append(model)
             runs.extend(model_runs)
-            lap(f"model {spec.name}")
+            loop = profile.performance.warmup if roster.TIMED_RUNS in needs else None
+            lap(
+                f"model {spec.name}", roster.serving(roster.MODELS), _timed_loop([model.npu, model.cpu], loop)
+            )
         _fetch_outputs(link, remote, runs, options.limits)
-        lap("outputs")
-    for collector in collectors(profile.family, options.checks):
+        lap("outputs", roster.serving(roster.MODELS))
+    chosen = collectors(profile.family, options.checks)
+    for collector in chosen:
         facts.extra.update(
-            collector(connection=link, remote_dir=remote, facts=facts, profile=profile, artifacts=out_dir)
+            collector.function(
+                connection=link, remote_dir=remote, facts=facts, profile=profile, artifacts=out_dir
+            )
         )
-    lap("family collectors")
+        lap("family collectors", collector.serves)
+    if not chosen:
+        lap("family collectors")
+
+
+def _timed_loop(runs: list[RunFacts | None], warmup: int | None) -> float:
+    """How long the timed loop of these npu-runs took beyond the one run every model check needs,
+    from the board's own latencies: the later timed runs and the warm-up (None: not timed)."""
+    if warmup is None:
+        return 0.0
+    seconds = 0.0
+    for run in runs:
+        latencies = run.latencies_ms if run is not None else []
+        if latencies:
+            seconds += (sum(latencies[1:]) + warmup * statistics.median(latencies)) / 1000
+    return seconds
 
 
 def _write_timings(facts: BoardFacts, out_dir: Path) -> None:

@@ -108,13 +108,14 @@ class Completer:
             result = outcomes[target].results.get(check)
             if result is None:
                 continue
-            for report in self._reports(item, result):
+            for report in self._reports(item, result, outcomes[target].seconds.get(check, 0.0)):
                 item.ihook.pytest_runtest_logreport(report=report)
                 if signal_line is not None and report.when == "call":
                     status = "pass" if report.passed else "skip" if report.skipped else "fail"
                     signal_line(check, target, status)
 
-    def _reports(self, item: pytest.Item, result: Any) -> Iterator[TestReport]:
+    def _reports(self, item: pytest.Item, result: Any, seconds: float) -> Iterator[TestReport]:
+        """setup, call and teardown of one test; the call takes the check's own time on the board."""
         from npu_accept.report import shown_message
 
         message = shown_message(result.message)
@@ -129,5 +130,5 @@ class Completer:
             status, longrepr = "skipped", (str(path), (line or 0) + 1, f"Skipped: {message}")
         keywords = {k: 1 for k in item.keywords}
         yield TestReport(item.nodeid, item.location, keywords, "passed", None, "setup")
-        yield TestReport(item.nodeid, item.location, keywords, status, longrepr, "call")
+        yield TestReport(item.nodeid, item.location, keywords, status, longrepr, "call", duration=seconds)
         yield TestReport(item.nodeid, item.location, keywords, "passed", None, "teardown")

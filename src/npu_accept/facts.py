@@ -63,6 +63,16 @@ class ModelFacts:
     remote_inputs: list[str] = field(default_factory=list)  # the inputs on the board, while connected
 
 
+@dataclass(frozen=True)
+class Work:
+    """A stretch of one board's examination and the checks it served: None for every selected
+    check (connecting, npu-info, closing), else the checks that need it (a model run, the timed
+    loop, a collector); `npu_accept.checks.roster.check_seconds` shares it among them."""
+
+    seconds: float
+    serves: frozenset[str] | None = None
+
+
 @dataclass
 class BoardFacts:
     """Everything the checks need to judge one board."""
@@ -77,6 +87,7 @@ class BoardFacts:
     unreachable: bool = False  # no SSH connection could be made (exit status 3 when all are)
     collect_seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase of the examination
+    work: list[Work] = field(default_factory=list)  # the same time, by the checks each stretch served
 
     def info_section(self, key: str) -> dict[str, Any]:
         value = (self.info or {}).get(key)

@@ -33,7 +33,7 @@ from threadpoolctl import threadpool_limits
 
 from npu_accept.checks import roster
 from npu_accept.checks.base import CHECK_TITLES, FAIL, SKIP, CheckResult
-from npu_accept.checks.registry import run_all
+from npu_accept.checks.registry import judge_all
 from npu_accept.checks.summary import root_cause
 from npu_accept.collect import Access, Limits, Options, collect_board
 from npu_accept.completion import Completer, finish_first, stop_on_signals
@@ -349,7 +349,7 @@ def _examine(target: str, suite: SuiteState) -> BoardOutcome:
         facts = collect_board(target, suite.profile, suite.access, suite.artifacts, entry, suite.options)
         if suite.baseline is not None and entry is None and not facts.collect_error:
             facts.baseline = {"models": {}}
-        results = run_all(facts, suite.profile, suite.options.checks)
+        results, judged = judge_all(facts, suite.profile, suite.options.checks)
         return BoardOutcome(
             target=target,
             profile=suite.profile,
@@ -357,6 +357,7 @@ def _examine(target: str, suite: SuiteState) -> BoardOutcome:
             results=results,
             root_cause=root_cause(results),
             place=suite.places.get(target),
+            seconds=roster.check_seconds(facts.work, judged, suite.options.checks),
         )
     except Exception as exc:  # noqa: BLE001 - one board's trouble is that board's verdict
         return failed_outcome(target, suite, _unexpected(target, exc))
@@ -372,8 +373,11 @@ def _unexpected(target: str, exc: BaseException) -> str:
 def failed_outcome(target: str, suite: SuiteState, sentence: str) -> BoardOutcome:
     """A board every check of which fails with one sentence."""
     facts = BoardFacts(target=target, collect_error=sentence)
-    results = run_all(facts, suite.profile, suite.options.checks)
-    return BoardOutcome(target, suite.profile, facts, results, root_cause(results), suite.places.get(target))
+    results, judged = judge_all(facts, suite.profile, suite.options.checks)
+    seconds = roster.check_seconds(facts.work, judged, suite.options.checks)
+    return BoardOutcome(
+        target, suite.profile, facts, results, root_cause(results), suite.places.get(target), seconds
+    )
 
 
 @pytest.fixture(scope="session")
@@ -411,6 +415,22 @@ def judge(request: pytest.FixtureRequest, board: BoardOutcome) -> Callable[[str]
 
 
 _RESULT = pytest.StashKey[tuple[str, CheckResult]]()
+
+
+@pytest.hookimpl(wrapper=True, specname="pytest_runtest_makereport")
+def pytest_runtest_makereport_times(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+    """A suite test's time (JUnit, --durations) is its check's own work on its board
+    (BoardOutcome.seconds), not the wall time pytest waited: else the first test would carry
+    every board's whole examination in its setup, and the others nothing."""
+    report = yield
+    state = item.config.stash.get(STATE, None)
+    if state is not None and _suite_check(item) is not None:
+        stored = item.stash.get(_RESULT, None)
+        if report.when == "setup" and report.passed:
+            report.duration = 0.0
+        elif report.when == "call" and stored is not None and stored[0] in state.outcomes:
+            report.duration = state.outcomes[stored[0]].seconds.get(stored[1].check, 0.0)
+    return report
 
 
 class _LavaSignals:

@@ -13,7 +13,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ class BoardOutcome:
     results: dict[str, CheckResult]
     root_cause: str | None
     place: dict[str, Any] | None = None  # the labgrid place (name, tags) the board came from
+    seconds: dict[str, float] = field(default_factory=dict)  # each selected check's own time (JUnit)
 
     @property
     def all_passed(self) -> bool:

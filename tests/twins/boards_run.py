@@ -37,6 +37,7 @@ class Case:
     target: str
     status: str
     message: str
+    seconds: float = 0.0  # the test case's JUnit time
 
 
 @dataclass
@@ -89,7 +90,7 @@ def read_junit(path: Path) -> list[Case]:
                 status, message = "fail", child.get("message", "").removeprefix("Failed: ")
             elif child.tag == "skipped":
                 status, message = "skip", child.get("message", "")
-        cases.append(Case(match.group(1), match.group(2), status, message))
+        cases.append(Case(match.group(1), match.group(2), status, message, float(node.get("time", 0))))
     return cases
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
@@ -91,12 +92,12 @@ def implementation(check: str, family: str) -> CheckFn | None:
     return table.get((check, family)) or table.get((check, "*"))
 
 
-def collectors(family: str, checks: Collection[str] | None = None) -> tuple[CollectorFn, ...]:
+def collectors(family: str, checks: Collection[str] | None = None) -> tuple[Collector, ...]:
     """Extra fact collectors registered for `family` (run after npu-info and the model runs), only
     those serving one of `checks` when given."""
     _, table = _tables()
     chosen = table.get(family, ()) + table.get("*", ())
-    return tuple(c.function for c in chosen if checks is None or c.serves & set(checks))
+    return tuple(c for c in chosen if checks is None or c.serves & set(checks))
 
 
 def run_check(check: str, facts: BoardFacts, profile: Profile) -> CheckResult:
@@ -125,10 +126,23 @@ def run_all(
     facts: BoardFacts, profile: Profile, checks: Collection[str] | None = None
 ) -> dict[str, CheckResult]:
     """Every check in order, or only `checks` (the others are skipped as not selected)."""
-    return {
-        check: run_check(check, facts, profile) if checks is None or check in checks else not_selected(check)
-        for check in CHECK_ORDER
-    }
+    return judge_all(facts, profile, checks)[0]
+
+
+def judge_all(
+    facts: BoardFacts, profile: Profile, checks: Collection[str] | None = None
+) -> tuple[dict[str, CheckResult], dict[str, float]]:
+    """`run_all`, and the seconds each selected check took to judge."""
+    results: dict[str, CheckResult] = {}
+    seconds: dict[str, float] = {}
+    for check in CHECK_ORDER:
+        if checks is not None and check not in checks:
+            results[check] = not_selected(check)
+            continue
+        started = time.perf_counter()
+        results[check] = run_check(check, facts, profile)
+        seconds[check] = time.perf_counter() - started
+    return results, seconds
 
 
 def not_selected(check: str) -> CheckResult:

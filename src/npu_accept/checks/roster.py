@@ -11,8 +11,12 @@ are held to this roster by tests/test_roster.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from npu_accept.facts import Work
 
 # What a check needs from the board, beyond npu-info (which every examination runs first).
 MODELS = "models"  # the profile's models run once on the NPU backend (and the CPU reference)
@@ -61,3 +65,26 @@ def needs_of(checks: Iterable[str] | None) -> frozenset[str]:
     """Everything the given checks need (all checks when None)."""
     chosen = ROSTER if checks is None else [BY_ID[c] for c in checks if c in BY_ID]
     return frozenset(need for check in chosen for need in check.needs)
+
+
+def serving(need: str) -> frozenset[str]:
+    """The checks that need `need` (MODELS, TIMED_RUNS, KERNEL_LOG)."""
+    return frozenset(check.id for check in ROSTER if need in check.needs)
+
+
+def check_seconds(
+    work: Iterable[Work], judged: Mapping[str, float], checks: Iterable[str] | None = None
+) -> dict[str, float]:
+    """Each selected check's own time on one board (its JUnit time): its judging, and its share
+    of the examination. A stretch of the examination that served several selected checks is
+    shared equally among them; one that served every check (connecting, npu-info) or none of the
+    selected ones is shared among all selected. So a board's check times add up to its
+    examination and judging, and `-k driver` carries its whole run."""
+    chosen = set(checks) if checks is not None else None
+    selected = [check.id for check in ROSTER if chosen is None or check.id in chosen]
+    seconds = {check: judged.get(check, 0.0) for check in selected}
+    for stretch in work:
+        served = [c for c in selected if stretch.serves is None or c in stretch.serves] or selected
+        for check in served:
+            seconds[check] += stretch.seconds / len(served)
+    return seconds
