@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+
+class Bounds(TypedDict):
+    """A command's output bounds, as BoardLink.run and run_in_temp_dir take them."""
+
+    max_output: int  # bytes kept of each stream
+    flood_limit: int  # bytes after which the command is killed
 
 
 @dataclass(frozen=True)
@@ -22,11 +29,11 @@ class Limits:
     flood_bytes: int = 64 << 20  # a command printing more than this is killed
     outputs_bytes: int = 128 << 20  # all output tensors of one board, fetched in one stream
 
-    def command_bounds(self) -> dict[str, int]:
+    def command_bounds(self) -> Bounds:
         """A command's bounds, as BoardLink.run and run_in_temp_dir take them."""
         return {"max_output": max(self.report_bytes, self.log_bytes), "flood_limit": self.flood_bytes}
 
-    def fetch_bounds(self) -> dict[str, int]:
+    def fetch_bounds(self) -> Bounds:
         """The bounds of a tar stream of output files (outputs_bytes, then the flood margin)."""
         return {"max_output": self.outputs_bytes, "flood_limit": self.outputs_bytes + self.flood_bytes}
 

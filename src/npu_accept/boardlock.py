@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from npu_accept.boardlink import run_bounded
 from npu_accept.transport import TransportError, visible
 
 LOCK_PATH = "/tmp/.npu-accept-lock"  # not "npu-accept.*": the temp dirs' names
@@ -69,7 +70,7 @@ def acquire(
     `recover` (shell) runs on the board in the same command once the lock is taken."""
     deadline = time.monotonic() + wait_s
     while True:
-        out = _text(link.run(_acquire_script(holder, recover), timeout=COMMAND_TIMEOUT_S).stdout).strip()
+        out = _text(run_bounded(link, _acquire_script(holder, recover), COMMAND_TIMEOUT_S).stdout).strip()
         if out.endswith("acquired"):
             return
         if not out.startswith("held "):  # no /tmp, a read-only /tmp: nothing to lock with
@@ -84,7 +85,7 @@ def acquire(
 
 
 def release(link: Any, holder: str) -> None:
-    link.run(_release_script(holder), timeout=COMMAND_TIMEOUT_S)
+    run_bounded(link, _release_script(holder), COMMAND_TIMEOUT_S)
 
 
 @contextmanager

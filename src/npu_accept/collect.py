@@ -282,8 +282,8 @@ def _sentence(exc: BaseException) -> str:
 
 def upload_tools(link: BoardLink, remote: str) -> None:
     """The on-target tools into ``remote`` on the board, as one archive (one round trip)."""
-    result = link.run(
-        f"tar -xof - -C {shlex.quote(remote)}", timeout=INFO_TIMEOUT_S, input=tools_archive().data
+    result = run_bounded(
+        link, f"tar -xof - -C {shlex.quote(remote)}", INFO_TIMEOUT_S, input=tools_archive().data
     )
     if result.exit_code != 0:
         raise TransportError(

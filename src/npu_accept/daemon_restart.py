@@ -21,9 +21,10 @@ import shlex
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from npu_accept.artifacts import keep
+from npu_accept.boardlink import BoardLink, run_bounded
 from npu_accept.transport import CommandTimeout
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -32,10 +33,6 @@ COMMAND_TIMEOUT_S = 30.0
 FACT_KEY = "daemon_restart"
 # "name\npath" of a daemon the probe killed and that is not known to be back yet.
 KILLED_PATH = "/tmp/npu-accept-daemon.killed"
-
-
-class _Link(Protocol):
-    def run(self, cmd: str, timeout: float) -> Any: ...
 
 
 @dataclass
@@ -68,14 +65,14 @@ def pids_command(name: str) -> str:
     )
 
 
-def daemon_pids(link: _Link, name: str) -> list[int]:
-    result = link.run(pids_command(name), timeout=COMMAND_TIMEOUT_S)
+def daemon_pids(link: BoardLink, name: str) -> list[int]:
+    result = run_bounded(link, pids_command(name), COMMAND_TIMEOUT_S)
     text = result.stdout.decode(errors="replace") if isinstance(result.stdout, bytes) else str(result.stdout)
     return sorted(int(word) for word in text.split() if word.isdigit())
 
 
 def probe_restart(
-    link: _Link, name: str, timeout_s: float = DEFAULT_TIMEOUT_S, poll_s: float = POLL_INTERVAL_S
+    link: BoardLink, name: str, timeout_s: float = DEFAULT_TIMEOUT_S, poll_s: float = POLL_INTERVAL_S
 ) -> RestartProbe:
     """Kill every NAME process with SIGKILL and wait up to TIMEOUT_S for a new one."""
     old = daemon_pids(link, name)
@@ -83,7 +80,7 @@ def probe_restart(
     if not old:
         probe.error = f"{name} was not running, so there was nothing to kill"
         return probe
-    kill = link.run("kill -9 " + " ".join(str(p) for p in old), timeout=COMMAND_TIMEOUT_S)
+    kill = run_bounded(link, "kill -9 " + " ".join(str(p) for p in old), COMMAND_TIMEOUT_S)
     if kill.exit_code != 0:
         detail = kill.stderr.decode(errors="replace").strip() if isinstance(kill.stderr, bytes) else ""
         probe.error = f"kill -9 {' '.join(map(str, old))} failed with status {kill.exit_code}" + (
@@ -111,16 +108,17 @@ def _start_command(path: str) -> str:
     )
 
 
-def note_kill(link: _Link, name: str, path: str | None) -> None:
+def note_kill(link: BoardLink, name: str, path: str | None) -> None:
     """Record on the board what is about to be killed (its comm name, as the kernel cuts it)."""
-    link.run(
+    run_bounded(
+        link,
         f"printf '%s\\n%s\\n' {shlex.quote(name[:15])} {shlex.quote(path or '')} > {KILLED_PATH}",
-        timeout=COMMAND_TIMEOUT_S,
+        COMMAND_TIMEOUT_S,
     )
 
 
-def forget_kill(link: _Link) -> None:
-    link.run(f"rm -f {KILLED_PATH}", timeout=COMMAND_TIMEOUT_S)
+def forget_kill(link: BoardLink) -> None:
+    run_bounded(link, f"rm -f {KILLED_PATH}", COMMAND_TIMEOUT_S)
 
 
 def recovery_sh() -> str:
@@ -139,7 +137,7 @@ def recovery_sh() -> str:
     )
 
 
-def start_daemon(link: _Link, probe: RestartProbe, path: str | None) -> None:
+def start_daemon(link: BoardLink, probe: RestartProbe, path: str | None) -> None:
     """Start the daemon the probe killed and no supervisor restarted (`path` in its own session,
     stdio on /dev/null, so it outlives the SSH channel); record whether it runs again."""
     if probe.restarted or probe.error or not probe.old_pids:
@@ -147,7 +145,7 @@ def start_daemon(link: _Link, probe: RestartProbe, path: str | None) -> None:
     probe.restarted_by_suite = False
     if not path:
         return
-    link.run(_start_command(path), timeout=COMMAND_TIMEOUT_S)
+    run_bounded(link, _start_command(path), COMMAND_TIMEOUT_S)
     deadline = time.monotonic() + 5.0
     while time.monotonic() < deadline:
         probe.suite_pids = daemon_pids(link, probe.name)

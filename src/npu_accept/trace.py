@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from npu_accept.boardlink import Bounds
+
 SCHEMA = "npu-accept-trace/1"
 FILE_NAME = "trace.jsonl"
 MAX_RECORDS = 10_000
@@ -117,14 +119,25 @@ class TracedLink:
                 )
             self._trace.record(**fields)
 
-    def run(self, cmd: str, timeout: float, input: bytes | None = None, **bounds: Any) -> Any:
+    def run(
+        self, cmd: str, timeout: float, input: bytes | None = None, *, max_output: int, flood_limit: int
+    ) -> Any:
+        bounds = Bounds(max_output=max_output, flood_limit=flood_limit)
         return self._traced(
             "run", cmd, len(input or b""), lambda: self._link.run(cmd, timeout, input, **bounds)
         )
 
-    def run_in_temp_dir(self, script: str, **kwargs: Any) -> Any:
-        data = kwargs.get("input") or b""
-        return self._traced("run", script, len(data), lambda: self._link.run_in_temp_dir(script, **kwargs))
+    def run_in_temp_dir(
+        self, script: str, timeout: float, input: bytes | None = None, *, max_output: int, flood_limit: int
+    ) -> tuple[str, Any]:
+        bounds = Bounds(max_output=max_output, flood_limit=flood_limit)
+        result: tuple[str, Any] = self._traced(
+            "run",
+            script,
+            len(input or b""),
+            lambda: self._link.run_in_temp_dir(script, timeout=timeout, input=input, **bounds),
+        )
+        return result
 
     def put(self, local: Path, remote: str, *args: Any) -> None:
         size = local.stat().st_size if local.is_file() else 0

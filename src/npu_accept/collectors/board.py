@@ -23,7 +23,7 @@ TIMEOUT_S = 30.0
 def upload_inputs(connection: Any, remote_dir: str, where: str, spec: Any) -> list[str]:
     """The board paths of SPEC's inputs, written to REMOTE_DIR/WHERE (made if missing)."""
     remote = f"{remote_dir}/{where}"
-    result = connection.run(f"mkdir -p {shlex.quote(remote)}", timeout=TIMEOUT_S)
+    result = run_bounded(connection, f"mkdir -p {shlex.quote(remote)}", TIMEOUT_S)
     if result.exit_code != 0:
         raise RuntimeError(f"mkdir {remote} failed on the board with status {result.exit_code}")
     paths = []
