@@ -18,7 +18,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from _pytest.reports import TestReport
@@ -119,7 +119,8 @@ class Completer:
         from npu_accept.report import shown_message
 
         message = shown_message(result.message)
-        status, longrepr = "passed", None
+        status: Literal["passed", "failed", "skipped"] = "passed"
+        longrepr: str | tuple[str, int, str] | None = None
         if result.status == FAIL or (result.status == SKIP and self.strict):
             status = "failed"
             longrepr = (

@@ -21,7 +21,7 @@ import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
@@ -57,6 +57,11 @@ class NpyHeader:
     @property
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
+
+    @property
+    def order(self) -> Literal["C", "F"]:
+        """The data's memory order, as numpy's `order=` names it."""
+        return "F" if self.fortran_order else "C"
 
 
 def read_header(path: Path, max_bytes: int | None = None) -> NpyHeader:
@@ -125,8 +130,8 @@ def load_bytes(raw: bytes, name: str, max_bytes: int | None = None) -> np.ndarra
     """The array held in `raw` (a .npy file's content, e.g. from stdin or a transfer), checked
     like a file; `name` is what the messages call it."""
     header = _checked_header(io.BytesIO(raw), Path(name), len(raw), max_bytes)
-    flat = np.frombuffer(raw, header.dtype, header.size, header.data_offset).copy()
-    return flat.reshape(header.shape, order="F" if header.fortran_order else "C")
+    flat: np.ndarray = np.frombuffer(raw, header.dtype, header.size, header.data_offset).copy()
+    return flat.reshape(header.shape, order=header.order)
 
 
 def _checked_header(stream: BinaryIO, path: Path, total: int, max_bytes: int | None) -> NpyHeader:
@@ -154,8 +159,7 @@ def load(path: Path, max_bytes: int | None = None) -> np.ndarray:
     """The array in `path`, read after `read_header` accepted it (never through pickle)."""
     header = read_header(path, max_bytes)
     flat = read_flat(header, 0, header.size)
-    order = "F" if header.fortran_order else "C"
-    return flat.reshape(header.shape, order=order)
+    return flat.reshape(header.shape, order=header.order)
 
 
 def read_flat(header: NpyHeader, start: int, count: int, into: np.ndarray | None = None) -> np.ndarray:
@@ -173,7 +177,7 @@ def read_flat(header: NpyHeader, start: int, count: int, into: np.ndarray | None
     try:
         with header.path.open("rb") as stream:
             stream.seek(header.data_offset + start * header.dtype.itemsize)
-            got = stream.readinto(memoryview(buffer.view(np.uint8)))
+            got = stream.readinto(buffer.view(np.uint8).data)
     except OSError as exc:
         raise NpyError(f"{header.path} cannot be read ({exc.strerror or exc}); check the file.") from None
     if got != want:

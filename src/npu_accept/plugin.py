@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,11 +31,12 @@ from typing import Any
 import pytest
 from threadpoolctl import threadpool_limits
 
+from npu_accept.boardlink import Limits
 from npu_accept.checks import roster
 from npu_accept.checks.base import CHECK_TITLES, FAIL, SKIP, CheckResult
 from npu_accept.checks.registry import judge_all
 from npu_accept.checks.summary import root_cause
-from npu_accept.collect import Access, Limits, Options, collect_board
+from npu_accept.collect import Access, Options, collect_board
 from npu_accept.completion import Completer, finish_first, stop_on_signals
 from npu_accept.facts import BoardFacts
 from npu_accept.paths import DataMissing, profile_dirs, target_tools
@@ -418,7 +419,9 @@ _RESULT = pytest.StashKey[tuple[str, CheckResult]]()
 
 
 @pytest.hookimpl(wrapper=True, specname="pytest_runtest_makereport")
-def pytest_runtest_makereport_times(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+def pytest_runtest_makereport_times(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A suite test's time (JUnit, --durations) is its check's own work on its board
     (BoardOutcome.seconds), not the wall time pytest waited: else the first test would carry
     every board's whole examination in its setup, and the others nothing."""
@@ -441,7 +444,9 @@ class _LavaSignals:
         self.state = state
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         stored = item.stash.get(_RESULT, None)
         if report.when == "call" and stored is not None:

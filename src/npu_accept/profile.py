@@ -310,7 +310,8 @@ class _NoAliases(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            raise _AliasUsed(self.peek_event().start_mark.line + 1)
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # unannotated in types-PyYAML
+            raise _AliasUsed(event.start_mark.line + 1)
         return super().compose_node(parent, index)
 
 
@@ -444,10 +445,14 @@ def _key_path(error: jsonschema.ValidationError) -> str:
             parts.append(("." if parts else "") + str(item))
     key = "".join(parts)
     if error.validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        schema = error.schema if isinstance(error.schema, Mapping) else {}
+        instance = error.instance if isinstance(error.instance, Mapping) else {}
+        extra = sorted(set(instance) - set(schema.get("properties", {})))
         key = ".".join(filter(None, [key, extra[0] if extra else ""]))
     elif error.validator == "required":
-        missing = [k for k in error.validator_value if k not in error.instance]
+        required = error.validator_value if isinstance(error.validator_value, list) else []
+        present = error.instance if isinstance(error.instance, Mapping) else {}
+        missing = [k for k in required if k not in present]
         key = ".".join(filter(None, [key, missing[0] if missing else ""]))
     return key or "(top level)"
 

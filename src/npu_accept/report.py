@@ -127,7 +127,8 @@ def baseline_entry(baseline: dict[str, Any] | None, target: str, profile: str) -
         return None
     boards = baseline.get("boards") or {}
     if target in boards:
-        return boards[target]
+        entry: dict[str, Any] = boards[target]
+        return entry
     same_profile = [b for b in boards.values() if b.get("profile") == profile]
     return same_profile[0] if len(same_profile) == 1 else None
 
@@ -223,6 +224,7 @@ def latency_svg(outcome: BoardOutcome, width: int = 760, height: int = 260) -> s
     ]
     for index, line in enumerate(series):
         stats = latency(line.values)
+        assert stats is not None  # every series holds values (built above)
         points = " ".join(f"{x(i + 1):.1f},{y(v):.1f}" for i, v in enumerate(line.values))
         parts.append(f'<polyline fill="none" stroke="{line.colour}" stroke-width="1.5" points="{points}"/>')
         for value, dash in ((stats.p50, "6 3"), (stats.p99, "2 2")):

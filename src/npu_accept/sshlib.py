@@ -25,7 +25,7 @@ class _InvokeOnFirstUse:
         module = importlib.import_module("invoke")
         config = sys.modules.get("paramiko.config")
         if config is not None and getattr(config, "invoke", None) is self:
-            config.invoke = module
+            setattr(config, "invoke", module)  # noqa: B010 - a module attribute no stub declares
         return getattr(module, name)
 
 
@@ -40,8 +40,8 @@ def _load() -> ModuleType:
             del sys.modules["invoke"]
     config = sys.modules.get("paramiko.config")
     if config is not None and getattr(config, "invoke", 0) is None:
-        config.invoke = _InvokeOnFirstUse()
-        config.invoke_import_error = None
+        setattr(config, "invoke", _InvokeOnFirstUse())  # noqa: B010 - as above
+        setattr(config, "invoke_import_error", None)  # noqa: B010
     return module
 
 

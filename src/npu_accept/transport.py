@@ -56,10 +56,14 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from npu_accept.memo import shared
-from npu_accept.sshlib import paramiko
+
+if TYPE_CHECKING:
+    import paramiko  # the same module; mypy reads its types from types-paramiko
+else:
+    from npu_accept.sshlib import paramiko
 
 MSG_CHANNEL_REQUEST = paramiko.common.MSG_CHANNEL_REQUEST
 
@@ -306,18 +310,18 @@ def _handle_channel_request(chan: paramiko.Channel, m: paramiko.Message) -> None
         chan.status_event.set()
         return
     m.packet.seek(start)
-    paramiko.Channel._handle_request(chan, m)
+    paramiko.Channel._handle_request(chan, m)  # type: ignore[attr-defined]  # private, see above
 
 
 class _Transport(paramiko.Transport):
     _channel_handler_table = {
-        **paramiko.Transport._channel_handler_table,
+        **paramiko.Transport._channel_handler_table,  # type: ignore[attr-defined]  # private, see above
         MSG_CHANNEL_REQUEST: _handle_channel_request,
     }
 
 
-def _transport_factory(sock: socket.socket, **kwargs: object) -> paramiko.Transport:
-    transport = _Transport(sock, **kwargs)  # type: ignore[arg-type]
+def _transport_factory(sock: Any, /, **kwargs: Any) -> paramiko.Transport:  # a socket, as paramiko passes it
+    transport = _Transport(sock, **kwargs)
     options = transport.get_security_options()
     fast = [c for c in _FAST_CIPHERS if c in options.ciphers]
     options.ciphers = tuple(fast + [c for c in options.ciphers if c not in fast])
@@ -394,7 +398,7 @@ def _load_host_keys(keys: paramiko.HostKeys, path: Path, name: str) -> None:
         # HostKeys.load's own de-duplication, on the lines kept
         entry.hostnames = [h for h in entry.hostnames if not keys.check(h, entry.key)]
         if entry.hostnames:
-            keys._entries.append(entry)
+            keys._entries.append(entry)  # type: ignore[attr-defined]  # as HostKeys.load does
 
 
 @shared(maxsize=8)
@@ -574,7 +578,8 @@ class _Opening:
         board refused it, the link dropped or no answer came."""
         if not self.event.wait(wait) or not self.transport.is_active():
             return None
-        chan = self.transport._channels.get(self.chanid)
+        private: Any = self.transport  # paramiko's private API, as in _send_open
+        chan = private._channels.get(self.chanid)
         if chan is not self.chan or not chan.active or chan.closed:
             return None
         return chan
@@ -591,10 +596,11 @@ def _send_open(transport: paramiko.Transport) -> _Opening:
     registered and its open request sent; the transport's thread records the answer and sets the
     event, as for a channel paramiko opens itself. tests/test_transport.py checks that the
     private names used here are still there."""
+    private: Any = transport  # paramiko's private API (names checked by tests/test_transport.py)
     with transport.lock:
-        window = transport._sanitize_window_size(_WINDOW)
-        packet = transport._sanitize_packet_size(None)
-        chanid = transport._next_channel()
+        window = private._sanitize_window_size(_WINDOW)
+        packet = private._sanitize_packet_size(None)
+        chanid = private._next_channel()
         m = paramiko.Message()
         m.add_byte(paramiko.common.cMSG_CHANNEL_OPEN)
         m.add_string("session")
@@ -602,12 +608,13 @@ def _send_open(transport: paramiko.Transport) -> _Opening:
         m.add_int(window)
         m.add_int(packet)
         chan = paramiko.Channel(chanid)
-        transport._channels.put(chanid, chan)
+        private._channels.put(chanid, chan)
         transport.channel_events[chanid] = event = threading.Event()
         transport.channels_seen[chanid] = True
-        chan._set_transport(transport)
-        chan._set_window(window, packet)
-    transport._send_user_message(m)
+        opened: Any = chan
+        opened._set_transport(transport)
+        opened._set_window(window, packet)
+    private._send_user_message(m)
     return _Opening(transport, chanid, chan, event)
 
 
@@ -627,7 +634,8 @@ def _exec_request(chan: paramiko.Channel, command: str) -> None:
     m.add_string("exec")
     m.add_boolean(False)
     m.add_string(command)
-    chan.transport._send_user_message(m)
+    private: Any = chan.transport  # paramiko's private API, as in _send_open
+    private._send_user_message(m)
 
 
 @dataclass
@@ -728,7 +736,8 @@ class Connection:
             finished = self._pump(chan, exchange, deadline, time.monotonic() + wait)
             if exchange.unstarted:
                 with contextlib.suppress(Exception):
-                    chan.transport.close()
+                    if chan.transport is not None:
+                        chan.transport.close()
                 raise ConnectionLost(
                     f"{self.target} accepted the connection but did not start {shown!r} within "
                     f"{wait:g} s, so the connection was closed; check that the board is not hung."
@@ -1102,7 +1111,7 @@ def _feed(chan: paramiko.Channel, exchange: _Exchange) -> None:
         while chunk := source.read(_SEND_CHUNK):
             view = memoryview(chunk)
             while view:
-                sent = chan.send(view)
+                sent = chan.send(view)  # type: ignore[arg-type]  # any buffer; the stubs say bytes
                 if sent == 0:
                     return  # the command closed its stdin; the rest is not needed
                 exchange.sent += sent
@@ -1211,14 +1220,16 @@ def _connect(s: _Settings) -> paramiko.SSHClient:
     transport = client.get_transport()
     if transport is not None:
         transport.set_keepalive(15)
-        with contextlib.suppress(OSError, AttributeError):
-            # Nagle + delayed ACK costs ~40 ms on every channel open; commands are small round trips.
-            transport.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            # paramiko's thread wakes at every socket timeout (0.1 s) just to look around; once
-            # connected, every 5 s is enough (keepalive is every 15 s; data and the board closing
-            # wake it anyway): a fleet's connections waiting for their NPU runs cost the suite a fiftieth
-            # of the CPU (benchmarks/bench_fleet.py).
-            transport.sock.settimeout(_POLL_S)
+        sock = transport.sock  # the TCP socket connect() opened
+        if isinstance(sock, socket.socket):
+            with contextlib.suppress(OSError):
+                # Nagle + delayed ACK costs ~40 ms on every channel open; commands are small round trips.
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                # paramiko's thread wakes at every socket timeout (0.1 s) just to look around; once
+                # connected, every 5 s is enough (keepalive is every 15 s; data and the board closing
+                # wake it anyway): a fleet's connections waiting for their NPU runs cost the suite a
+                # fiftieth of the CPU (benchmarks/bench_fleet.py).
+                sock.settimeout(_POLL_S)
     return client
 
 

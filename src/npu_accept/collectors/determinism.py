@@ -50,7 +50,8 @@ def collect_determinism(
     connection: Any, remote_dir: str, facts: Any, profile: Any, artifacts: Path
 ) -> dict[str, Any]:
     # collect imports the registry, which imports this
-    from npu_accept.collect import Limits, run_and_fetch
+    from npu_accept.boardlink import Limits
+    from npu_accept.collect import run_and_fetch
 
     runs = runs_wanted(profile)
     records: dict[str, Any] = {}

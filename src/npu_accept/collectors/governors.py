@@ -64,7 +64,8 @@ def save(link: Any, values: dict[str, str]) -> bool:
     result = run_bounded(link, script, TIMEOUT_S)
     if result.exit_code != 0:
         run_bounded(link, f"rm -f {saved}.tmp", TIMEOUT_S)
-    return result.exit_code == 0
+    saved_all: bool = result.exit_code == 0
+    return saved_all
 
 
 def recovery_sh() -> str:

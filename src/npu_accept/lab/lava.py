@@ -56,7 +56,8 @@ class RenderedJob:
 
     @property
     def data(self) -> dict[str, Any]:
-        return yaml.safe_load(self.text)
+        data: dict[str, Any] = yaml.safe_load(self.text)  # our templates render a mapping
+        return data
 
 
 def _environment(template_dir: Path) -> jinja2.Environment:
